@@ -1,0 +1,290 @@
+// The leasehold engine: sessions, transactions and application locks with
+// sp_getapplock semantics, as a deterministic state machine.
+//
+// Contract:
+//  - Single-threaded: an Engine must be used by one thread at a time (the
+//    server puts it behind one strand). It has no internal locking.
+//  - No I/O and no clock: every command takes `now`. Before acting, a command
+//    first applies everything that was due at or before `now` (session
+//    expiries, wait timeouts), in deadline order. A `now` earlier than one
+//    already seen is treated as the latest one seen, so time never goes back.
+//  - A lock request that cannot be granted at once is parked as data with its
+//    deadline; it never blocks the caller. Its final result arrives later in
+//    TakeFinishedWaits(), after whichever command or AdvanceTo() decided it.
+//  - A failed command changes nothing.
+//  - Every state change is reported to the EventSink, if one is set.
+#ifndef LEASEHOLD_ENGINE_H_
+#define LEASEHOLD_ENGINE_H_
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "leasehold/clock.h"
+#include "leasehold/status.h"
+#include "leasehold/types.h"
+
+namespace leasehold {
+
+// Identity of an application lock. Locks under different namespaces or
+// principals never conflict. Names compare byte for byte.
+struct LockKey {
+  std::string_view ns;
+  std::string_view principal = "public";
+  std::string_view resource;
+};
+
+// A lock request's timeout: kWaitForever (-1), 0 (never wait) or n > 0 ms.
+inline constexpr std::chrono::milliseconds kWaitForever{-1};
+
+struct SessionOptions {
+  std::string name;                  // shown to people; may be empty
+  std::chrono::milliseconds ttl{0};  // > 0; the session expires ttl after
+                                     // it opens or was last kept alive
+  int deadlock_priority = 0;         // -10..10, as SET DEADLOCK_PRIORITY
+};
+
+struct TransactionInfo {
+  TransactionId id = 0;
+  Time started_at;
+};
+
+struct SessionInfo {
+  SessionId id = 0;
+  std::string name;
+  std::chrono::milliseconds ttl{0};
+  Time opened_at;
+  Time expires_at;
+  int deadlock_priority = 0;
+  std::size_t locks = 0;  // granted lock entries (one per owner and resource)
+  std::optional<TransactionInfo> transaction;
+  std::optional<WaitId> waiting;  // the session's parked request, if any
+};
+
+// One edge of a wait-for cycle: `waiter` wants `wanted` on `resource` and
+// `holder` stands in its way (holding a conflicting mode, or waiting ahead of
+// it for one).
+struct WaitForEdge {
+  SessionId waiter = 0;
+  std::string waiter_name;
+  SessionId holder = 0;
+  std::string holder_name;
+  std::string ns;
+  std::string principal;
+  std::string resource;
+  LockMode wanted = LockMode::kNoLock;
+};
+
+struct DeadlockReport {
+  std::vector<WaitForEdge> cycle;  // in order; the last edge closes it
+  SessionId victim = 0;
+};
+
+struct AcquireRequest {
+  SessionId session = 0;
+  LockKey key;
+  LockMode mode = LockMode::kExclusive;
+  LockOwner owner = LockOwner::kTransaction;
+  std::chrono::milliseconds timeout = kWaitForever;
+};
+
+// What Acquire decided at once.
+struct AcquireOutcome {
+  // Set when the request was parked; its result comes via TakeFinishedWaits.
+  std::optional<WaitId> wait;
+  // Meaningful when `wait` is empty: kGranted, kTimeout (timeout 0) or
+  // kDeadlock (this request was chosen as the victim).
+  AcquireResult result = AcquireResult::kGranted;
+  Fence fence = 0;                      // on a grant
+  LockMode held = LockMode::kNoLock;    // the owner's mode after a grant
+  std::uint32_t count = 0;              // the owner's count after a grant
+  std::optional<DeadlockReport> deadlock;
+};
+
+// The final result of a parked request.
+struct FinishedWait {
+  WaitId wait = 0;
+  SessionId session = 0;
+  AcquireResult result = AcquireResult::kTimeout;
+  Fence fence = 0;                    // on kGrantedAfterWait
+  LockMode held = LockMode::kNoLock;  // on kGrantedAfterWait
+  std::uint32_t count = 0;            // on kGrantedAfterWait
+  std::optional<DeadlockReport> deadlock;
+};
+
+struct ReleaseRequest {
+  SessionId session = 0;
+  LockKey key;
+  LockOwner owner = LockOwner::kTransaction;
+};
+
+struct GrantedLockInfo {
+  SessionId session = 0;
+  std::string session_name;
+  LockOwner owner = LockOwner::kTransaction;
+  LockMode mode = LockMode::kNoLock;
+  std::uint32_t count = 0;
+  Time since;        // when the owner first got it
+  Fence fence = 0;   // of the latest grant
+};
+
+struct WaitingLockInfo {
+  WaitId wait = 0;
+  SessionId session = 0;
+  std::string session_name;
+  LockOwner owner = LockOwner::kTransaction;
+  LockMode requested = LockMode::kNoLock;  // the mode asked for
+  LockMode target = LockMode::kNoLock;     // the mode held once granted
+  bool conversion = false;  // the session already holds this resource
+  Time since;
+  std::optional<Time> deadline;
+};
+
+struct LockInfo {
+  std::string ns;
+  std::string principal;
+  std::string resource;
+  std::vector<GrantedLockInfo> granted;
+  std::vector<WaitingLockInfo> waiting;  // in queue order
+};
+
+struct EngineStats {
+  std::size_t sessions = 0;
+  std::size_t open_transactions = 0;
+  std::size_t resources = 0;      // resources with a holder or a waiter
+  std::size_t granted_locks = 0;  // granted entries
+  std::size_t waiting = 0;
+  std::uint64_t deadlocks = 0;    // since start
+  std::uint64_t timeouts = 0;     // since start
+  Fence last_fence = 0;
+};
+
+enum class EventType : std::uint8_t {
+  kSessionOpened,
+  kSessionClosed,
+  kSessionExpired,
+  kTransactionBegun,
+  kTransactionCommitted,
+  kTransactionRolledBack,
+  kLockGranted,    // at once or after a wait; `count` is the new count
+  kLockWaiting,
+  kLockReleased,   // one reference dropped; `count` is what is left
+  kLockTimeout,
+  kLockCancelled,
+  kLockDeadlock,   // `deadlock` is set; `session` is the victim
+};
+
+// "session.opened", "applock.granted", ... (the names of API.md's events).
+std::string_view EventTypeName(EventType type);
+
+// A state change. The string views point into the engine and are valid only
+// during EventSink::OnEvent.
+struct Event {
+  EventType type = EventType::kSessionOpened;
+  Time at;
+  SessionId session = 0;
+  std::string_view session_name;
+  TransactionId transaction = 0;
+  std::string_view ns;
+  std::string_view principal;
+  std::string_view resource;
+  LockOwner owner = LockOwner::kTransaction;
+  LockMode mode = LockMode::kNoLock;  // held (granted/released) or wanted
+  std::uint32_t count = 0;
+  Fence fence = 0;
+  std::optional<Time> until;  // wait deadline, or session expiry
+  const DeadlockReport* deadlock = nullptr;
+};
+
+class EventSink {
+ public:
+  virtual ~EventSink() = default;
+  // Called synchronously inside engine commands. Must not call the engine.
+  virtual void OnEvent(const Event& event) = 0;
+};
+
+struct EngineOptions {
+  // Fences handed out start above this (the store's persisted high-water
+  // mark, so fences never repeat across restarts).
+  Fence fence_floor = 0;
+  // Session ids start above this. A server picks a base above every id it
+  // handed out before a restart, so a stale id never names a new session.
+  SessionId session_id_base = 0;
+  // Not owned; may be null. Must outlive the engine.
+  EventSink* events = nullptr;
+};
+
+class Engine {
+ public:
+  explicit Engine(EngineOptions options = {});
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // --- Sessions -----------------------------------------------------------
+  // Fails with kBadRequest for ttl <= 0, a priority outside -10..10 or a name
+  // longer than 255 characters.
+  Result<SessionInfo> OpenSession(Time now, const SessionOptions& options);
+  // Moves expiry to now + ttl. Returns the new expiry. kSessionNotFound.
+  Result<Time> KeepAlive(Time now, SessionId session);
+  // Ends the session as if it expired: cancels its wait (-2), rolls back its
+  // transaction, releases all its locks. kSessionNotFound.
+  Status EndSession(Time now, SessionId session);
+  Status SetDeadlockPriority(Time now, SessionId session, int priority);
+  Result<SessionInfo> GetSession(Time now, SessionId session);
+  std::vector<SessionInfo> ListSessions(Time now);
+
+  // --- Transactions (one open per session) -------------------------------
+  // kTransactionOpen if one is open.
+  Result<TransactionInfo> BeginTransaction(Time now, SessionId session);
+  // Both release every Transaction-owned lock of the session (and end a
+  // Transaction-owned wait with -2). kNoTransaction if none is open.
+  Status Commit(Time now, SessionId session);
+  Status Rollback(Time now, SessionId session);
+
+  // --- Application locks ---------------------------------------------------
+  // Errors (nothing changes): kSessionNotFound, kNoTransaction (Transaction
+  // owner without a transaction), kBadTimeout (< -1), kBadMode (kNoLock or a
+  // combined mode), kWaitPending (the session already waits), name errors.
+  Result<AcquireOutcome> Acquire(Time now, const AcquireRequest& request);
+  // Drops one reference. kNotHeld when the owner holds nothing there.
+  Status Release(Time now, const ReleaseRequest& request);
+  // APPLOCK_MODE: the owner's current mode, kNoLock if none.
+  Result<LockMode> Mode(Time now, SessionId session, const LockKey& key,
+                        LockOwner owner);
+  // APPLOCK_TEST: whether Acquire would grant at once. Acquires nothing.
+  Result<bool> Test(Time now, SessionId session, const LockKey& key,
+                    LockMode mode, LockOwner owner);
+  // Ends the session's parked request with -2. Returns whether one was
+  // waiting. kSessionNotFound.
+  Result<bool> Cancel(Time now, SessionId session);
+  // Ends one parked request with -2 (e.g. its client hung up). Returns
+  // whether it was still waiting.
+  bool CancelWait(Time now, WaitId wait);
+
+  // Locks of one namespace (all namespaces when `ns` is empty), sorted by
+  // (ns, principal, resource).
+  std::vector<LockInfo> ListLocks(Time now, std::string_view ns);
+
+  // --- Time ---------------------------------------------------------------
+  // Applies every expiry and timeout due at or before `now`.
+  void AdvanceTo(Time now);
+  // The earliest instant at which AdvanceTo would change something.
+  std::optional<Time> NextDeadline() const;
+  // Results of parked requests decided since the last call, in order.
+  std::vector<FinishedWait> TakeFinishedWaits();
+
+  EngineStats Stats() const;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace leasehold
+
+#endif  // LEASEHOLD_ENGINE_H_

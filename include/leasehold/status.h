@@ -1,0 +1,78 @@
+// Status: the error value passed between leasehold's modules.
+//
+// Every fallible function returns a Status or a Result<T>. A Status carries a
+// code (which maps 1:1 to the snake_case error codes of API.md) and a message
+// that says what is wrong and how to fix it. No exception crosses a module
+// boundary.
+#ifndef LEASEHOLD_STATUS_H_
+#define LEASEHOLD_STATUS_H_
+
+#include <expected>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace leasehold {
+
+enum class StatusCode {
+  kOk = 0,
+  kBadJson,
+  kBadRequest,
+  kNameTooLong,
+  kNameEmpty,
+  kBadMode,
+  kBadOwner,
+  kBadTimeout,
+  kSessionNotFound,
+  kNoTransaction,
+  kTransactionOpen,
+  kNotHeld,
+  kExists,
+  kNotFound,
+  kBodyTooLarge,
+  kUnauthorized,
+  kForbidden,
+  kUnavailable,
+  kWaitPending,  // the session already has a lock request waiting
+  kInternal,
+};
+
+// The API's snake_case name of `code`, e.g. "name_too_long".
+std::string_view StatusCodeName(StatusCode code);
+
+class [[nodiscard]] Status {
+ public:
+  Status() = default;  // OK
+  Status(StatusCode code, std::string message)
+      : code_(code), message_(std::move(message)) {}
+
+  static Status Ok() { return Status(); }
+
+  bool ok() const { return code_ == StatusCode::kOk; }
+  StatusCode code() const { return code_; }
+  const std::string& message() const { return message_; }
+
+  // "code: message", for logs and test failure output.
+  std::string ToString() const;
+
+  friend bool operator==(const Status& a, const Status& b) {
+    return a.code_ == b.code_ && a.message_ == b.message_;
+  }
+
+ private:
+  StatusCode code_ = StatusCode::kOk;
+  std::string message_;
+};
+
+// A value or the Status that explains why there is none.
+template <typename T>
+using Result = std::expected<T, Status>;
+
+// Shorthand for returning an error from a function that returns Result<T>.
+inline std::unexpected<Status> Error(StatusCode code, std::string message) {
+  return std::unexpected<Status>(Status(code, std::move(message)));
+}
+
+}  // namespace leasehold
+
+#endif  // LEASEHOLD_STATUS_H_

@@ -1,0 +1,57 @@
+// DeadlockDetector: finds a wait-for cycle through a session that has just
+// started to wait. Internal to the engine; single-threaded.
+//
+// The wait-for graph has an edge W -> H when W's parked request conflicts
+// with a mode H holds on that resource, or (for a request that is not a
+// conversion) with the target of H's request waiting ahead of it. Because
+// every new edge starts or ends at the session that just started to wait,
+// a search from that session finds every new cycle, and a graph with no
+// cycle before the request has none afterwards unless through it. The
+// search is a depth-first walk of the sessions reachable from the start:
+// its cost is proportional to the wait chains it walks, not to the number
+// of sessions. See docs/lock-manager.md.
+#ifndef LEASEHOLD_ENGINE_DEADLOCK_DETECTOR_H_
+#define LEASEHOLD_ENGINE_DEADLOCK_DETECTOR_H_
+
+#include <optional>
+#include <vector>
+
+#include "engine/lock_table.h"
+
+namespace leasehold::engine {
+
+struct CycleEdge {
+  Session* waiter = nullptr;
+  Session* holder = nullptr;
+  Resource* resource = nullptr;
+  LockMode wanted = LockMode::kNoLock;
+};
+
+class DeadlockDetector {
+ public:
+  // The cycle through `start` (which must be waiting), in order, the last
+  // edge leading back to `start`; nullopt when there is none.
+  std::optional<std::vector<CycleEdge>> FindCycle(Session* start);
+
+  // The sessions `w` waits for, appended to `out` (may repeat).
+  static void AppendBlockers(const Waiter* w, std::vector<Session*>& out);
+
+  // Sessions visited by the last FindCycle (for tests and benchmarks).
+  std::size_t last_visited() const { return last_visited_; }
+
+ private:
+  struct Frame {
+    Session* session;
+    std::size_t next;  // index into blockers_ of the next edge to follow
+    std::size_t end;
+  };
+
+  std::uint64_t epoch_ = 0;
+  std::size_t last_visited_ = 0;
+  std::vector<Frame> stack_;
+  std::vector<Session*> blockers_;
+};
+
+}  // namespace leasehold::engine
+
+#endif  // LEASEHOLD_ENGINE_DEADLOCK_DETECTOR_H_

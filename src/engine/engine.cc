@@ -1,0 +1,787 @@
+// Engine: the policy of application locks over LockTable and SessionTable.
+// See docs/lock-manager.md for the rules and why they are so.
+#include "leasehold/engine.h"
+
+#include <algorithm>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "engine/deadlock_detector.h"
+#include "engine/lock_table.h"
+#include "engine/session_table.h"
+
+namespace leasehold {
+
+using engine::ConflictsWithAny;
+using engine::CycleEdge;
+using engine::DeadlockDetector;
+using engine::Grant;
+using engine::LockTable;
+using engine::ModeBit;
+using engine::ModeMask;
+using engine::OwnerIndex;
+using engine::Resource;
+using engine::Session;
+using engine::SessionTable;
+using engine::Waiter;
+
+namespace {
+
+constexpr int kMinDeadlockPriority = -10;
+constexpr int kMaxDeadlockPriority = 10;
+
+bool IsRequestable(LockMode m) {
+  return m != LockMode::kNoLock && m != LockMode::kSharedIntentExclusive &&
+         m != LockMode::kUpdateIntentExclusive;
+}
+
+Status SessionNotFound(SessionId id) {
+  return Status(StatusCode::kSessionNotFound,
+                "session " + std::to_string(id) +
+                    " does not exist or has expired; open a new one");
+}
+
+Status NoTransaction(const Session* s) {
+  return Status(StatusCode::kNoTransaction,
+                "session " + std::to_string(s->id) +
+                    " has no open transaction; begin one, or use owner "
+                    "Session");
+}
+
+}  // namespace
+
+class Engine::Impl {
+ public:
+  explicit Impl(EngineOptions options)
+      : events_(options.events),
+        last_fence_(options.fence_floor),
+        sessions_(options.session_id_base) {}
+
+  ~Impl() {
+    // Drop parked requests and grants before the sessions they point to.
+    std::vector<Session*> all;
+    sessions_.ForEach([&](Session* s) { all.push_back(s); });
+    for (Session* s : all) {
+      if (s->waiting != nullptr) table_.Dequeue(s->waiting);
+      for (LockOwner o : {LockOwner::kTransaction, LockOwner::kSession}) {
+        while (s->grants[OwnerIndex(o)] != nullptr) {
+          Grant* g = s->grants[OwnerIndex(o)];
+          Resource* r = g->resource;
+          table_.RemoveGrant(g);
+          table_.EraseIfIdle(r);
+        }
+      }
+    }
+  }
+
+  // --- Sessions -------------------------------------------------------------
+
+  Result<SessionInfo> OpenSession(Time now, const SessionOptions& options) {
+    now = AdvanceTo(now);
+    if (options.ttl.count() <= 0) {
+      return Error(StatusCode::kBadRequest, "ttl_ms must be greater than 0");
+    }
+    if (options.deadlock_priority < kMinDeadlockPriority ||
+        options.deadlock_priority > kMaxDeadlockPriority) {
+      return Error(StatusCode::kBadRequest,
+                   "deadlock_priority must be between -10 and 10");
+    }
+    if (!options.name.empty()) {
+      if (Status st = ValidateName(options.name, "session name"); !st.ok()) {
+        return std::unexpected(st);
+      }
+    }
+    Session* s = sessions_.Open(options, now);
+    Event e = SessionEvent(EventType::kSessionOpened, now, s);
+    e.until = s->expires_at;
+    Emit(e);
+    return Info(s);
+  }
+
+  Result<Time> KeepAlive(Time now, SessionId id) {
+    now = AdvanceTo(now);
+    Session* s = sessions_.Find(id);
+    if (s == nullptr) return std::unexpected(SessionNotFound(id));
+    sessions_.KeepAlive(s, now);
+    return s->expires_at;
+  }
+
+  Status EndSession(Time now, SessionId id) {
+    now = AdvanceTo(now);
+    Session* s = sessions_.Find(id);
+    if (s == nullptr) return SessionNotFound(id);
+    End(s, now, EventType::kSessionClosed);
+    return Status::Ok();
+  }
+
+  Status SetDeadlockPriority(Time now, SessionId id, int priority) {
+    AdvanceTo(now);
+    Session* s = sessions_.Find(id);
+    if (s == nullptr) return SessionNotFound(id);
+    if (priority < kMinDeadlockPriority || priority > kMaxDeadlockPriority) {
+      return Status(StatusCode::kBadRequest,
+                    "deadlock_priority must be between -10 and 10");
+    }
+    s->deadlock_priority = priority;
+    return Status::Ok();
+  }
+
+  Result<SessionInfo> GetSession(Time now, SessionId id) {
+    AdvanceTo(now);
+    Session* s = sessions_.Find(id);
+    if (s == nullptr) return std::unexpected(SessionNotFound(id));
+    return Info(s);
+  }
+
+  std::vector<SessionInfo> ListSessions(Time now) {
+    AdvanceTo(now);
+    std::vector<SessionInfo> out;
+    out.reserve(sessions_.size());
+    sessions_.ForEach([&](Session* s) { out.push_back(Info(s)); });
+    std::sort(out.begin(), out.end(),
+              [](const auto& a, const auto& b) { return a.id < b.id; });
+    return out;
+  }
+
+  // --- Transactions ---------------------------------------------------------
+
+  Result<TransactionInfo> BeginTransaction(Time now, SessionId id) {
+    now = AdvanceTo(now);
+    Session* s = sessions_.Find(id);
+    if (s == nullptr) return std::unexpected(SessionNotFound(id));
+    if (s->transaction) {
+      return Error(StatusCode::kTransactionOpen,
+                   "session " + std::to_string(id) +
+                       " already has transaction " +
+                       std::to_string(s->transaction->id) +
+                       " open; commit or roll it back first");
+    }
+    s->transaction = TransactionInfo{sessions_.NextTransactionId(), now};
+    ++open_transactions_;
+    Event e = SessionEvent(EventType::kTransactionBegun, now, s);
+    e.transaction = s->transaction->id;
+    Emit(e);
+    return *s->transaction;
+  }
+
+  Status EndTransaction(Time now, SessionId id, EventType how) {
+    now = AdvanceTo(now);
+    Session* s = sessions_.Find(id);
+    if (s == nullptr) return SessionNotFound(id);
+    if (!s->transaction) return NoTransaction(s);
+    FinishTransaction(s, now, how);
+    return Status::Ok();
+  }
+
+  // --- Application locks ----------------------------------------------------
+
+  Result<AcquireOutcome> Acquire(Time now, const AcquireRequest& req) {
+    now = AdvanceTo(now);
+    Session* s = sessions_.Find(req.session);
+    if (s == nullptr) return std::unexpected(SessionNotFound(req.session));
+    if (req.timeout < kWaitForever) {
+      return Error(StatusCode::kBadTimeout,
+                   "timeout_ms must be -1 (wait without limit), 0 (do not "
+                   "wait) or a positive number of milliseconds");
+    }
+    if (!IsRequestable(req.mode)) {
+      return Error(StatusCode::kBadMode,
+                   "mode must be Shared, Update, IntentShared, "
+                   "IntentExclusive or Exclusive");
+    }
+    if (Status st = ValidateKey(req.key); !st.ok()) return std::unexpected(st);
+    if (req.owner == LockOwner::kTransaction && !s->transaction) {
+      return std::unexpected(NoTransaction(s));
+    }
+    if (s->waiting != nullptr) {
+      return Error(StatusCode::kWaitPending,
+                   "session " + std::to_string(s->id) +
+                       " is already waiting for a lock; one request at a "
+                       "time per session (cancel it, or use another session)");
+    }
+
+    Resource* r = table_.FindOrCreate(req.key);
+    const Decision d = Decide(r, s, req.owner, req.mode);
+    if (d.grantable) {
+      Grant* g = GrantTo(r, s, req.owner, req.mode, now);
+      AcquireOutcome out;
+      out.result = AcquireResult::kGranted;
+      out.fence = g->fence;
+      out.held = g->mode;
+      out.count = g->count;
+      return out;
+    }
+    if (req.timeout.count() == 0) {
+      ++timeouts_;
+      Event e = LockEvent(EventType::kLockTimeout, now, s, r, req.owner);
+      e.mode = req.mode;
+      Emit(e);
+      table_.EraseIfIdle(r);
+      AcquireOutcome out;
+      out.result = AcquireResult::kTimeout;
+      return out;
+    }
+    return Park(now, s, r, req, d);
+  }
+
+  Status Release(Time now, const ReleaseRequest& req) {
+    now = AdvanceTo(now);
+    Session* s = sessions_.Find(req.session);
+    if (s == nullptr) return SessionNotFound(req.session);
+    if (Status st = ValidateKey(req.key); !st.ok()) return st;
+    if (req.owner == LockOwner::kTransaction && !s->transaction) {
+      return NoTransaction(s);
+    }
+    Resource* r = table_.Find(req.key);
+    Grant* g = r != nullptr ? table_.FindGrant(r, s, req.owner) : nullptr;
+    if (g == nullptr) {
+      return Status(StatusCode::kNotHeld,
+                    "session " + std::to_string(s->id) + " does not hold \"" +
+                        std::string(req.key.resource) + "\" as owner " +
+                        std::string(LockOwnerName(req.owner)));
+    }
+    if (s->waiting != nullptr && s->waiting->resource == r) {
+      return Status(StatusCode::kWaitPending,
+                    "session " + std::to_string(s->id) +
+                        " is waiting to change its lock on this resource; "
+                        "cancel the wait before releasing");
+    }
+    DropReference(g, now);
+    return Status::Ok();
+  }
+
+  Result<LockMode> Mode(Time now, SessionId id, const LockKey& key,
+                        LockOwner owner) {
+    AdvanceTo(now);
+    Session* s = sessions_.Find(id);
+    if (s == nullptr) return std::unexpected(SessionNotFound(id));
+    if (Status st = ValidateKey(key); !st.ok()) return std::unexpected(st);
+    Resource* r = table_.Find(key);
+    const Grant* g = r != nullptr ? table_.FindGrant(r, s, owner) : nullptr;
+    return g != nullptr ? g->mode : LockMode::kNoLock;
+  }
+
+  Result<bool> Test(Time now, SessionId id, const LockKey& key, LockMode mode,
+                    LockOwner owner) {
+    AdvanceTo(now);
+    Session* s = sessions_.Find(id);
+    if (s == nullptr) return std::unexpected(SessionNotFound(id));
+    if (!IsRequestable(mode)) {
+      return Error(StatusCode::kBadMode,
+                   "mode must be Shared, Update, IntentShared, "
+                   "IntentExclusive or Exclusive");
+    }
+    if (Status st = ValidateKey(key); !st.ok()) return std::unexpected(st);
+    if (owner == LockOwner::kTransaction && !s->transaction) {
+      return std::unexpected(NoTransaction(s));
+    }
+    Resource* r = table_.Find(key);
+    if (r == nullptr) return true;
+    return Decide(r, s, owner, mode).grantable;
+  }
+
+  Result<bool> Cancel(Time now, SessionId id) {
+    now = AdvanceTo(now);
+    Session* s = sessions_.Find(id);
+    if (s == nullptr) return std::unexpected(SessionNotFound(id));
+    if (s->waiting == nullptr) return false;
+    AbortWait(s->waiting, AcquireResult::kCancelled, now, nullptr);
+    return true;
+  }
+
+  bool CancelWait(Time now, WaitId id) {
+    now = AdvanceTo(now);
+    auto it = waits_.find(id);
+    if (it == waits_.end()) return false;
+    AbortWait(it->second, AcquireResult::kCancelled, now, nullptr);
+    return true;
+  }
+
+  std::vector<LockInfo> ListLocks(Time now, std::string_view ns) {
+    AdvanceTo(now);
+    std::vector<LockInfo> out;
+    table_.ForEachResource([&](const Resource* r) {
+      const auto key = LockTable::DecodeKey(r->key);
+      if (!ns.empty() && key.ns != ns) return;
+      out.push_back(Describe(r, key));
+    });
+    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+      return std::tie(a.ns, a.principal, a.resource) <
+             std::tie(b.ns, b.principal, b.resource);
+    });
+    return out;
+  }
+
+  // --- Time -----------------------------------------------------------------
+
+  // Applies everything due at or before `now`; returns the effective now.
+  Time AdvanceTo(Time now) {
+    now = std::max(now, last_now_);
+    last_now_ = now;
+    while (true) {
+      const bool has_wait = !wait_deadlines_.empty() &&
+                            wait_deadlines_.begin()->first <= now;
+      Session* expiring = sessions_.EarliestExpiry();
+      const bool has_expiry = expiring != nullptr && expiring->expires_at <= now;
+      if (has_wait &&
+          (!has_expiry || wait_deadlines_.begin()->first <= expiring->expires_at)) {
+        const auto [at, id] = *wait_deadlines_.begin();
+        ++timeouts_;
+        AbortWait(waits_.at(id), AcquireResult::kTimeout, at, nullptr);
+      } else if (has_expiry) {
+        End(expiring, expiring->expires_at, EventType::kSessionExpired);
+      } else {
+        return now;
+      }
+    }
+  }
+
+  std::optional<Time> NextDeadline() const {
+    std::optional<Time> next;
+    if (!wait_deadlines_.empty()) next = wait_deadlines_.begin()->first;
+    if (Session* s = sessions_.EarliestExpiry()) {
+      if (!next || s->expires_at < *next) next = s->expires_at;
+    }
+    return next;
+  }
+
+  std::vector<FinishedWait> TakeFinishedWaits() {
+    return std::exchange(finished_, {});
+  }
+
+  EngineStats Stats() const {
+    EngineStats st;
+    st.sessions = sessions_.size();
+    st.open_transactions = open_transactions_;
+    st.resources = table_.resource_count();
+    sessions_.ForEach([&](const Session* s) { st.granted_locks += s->total_grants(); });
+    st.waiting = waits_.size();
+    st.deadlocks = deadlocks_;
+    st.timeouts = timeouts_;
+    st.last_fence = last_fence_;
+    return st;
+  }
+
+ private:
+  struct Decision {
+    bool grantable = false;
+    bool conversion = false;  // the session already holds the resource
+    LockMode target = LockMode::kNoLock;
+  };
+
+  Status ValidateKey(const LockKey& key) const {
+    if (Status st = ValidateName(key.ns, "namespace"); !st.ok()) return st;
+    if (Status st = ValidateName(key.principal, "principal"); !st.ok()) return st;
+    return ValidateName(key.resource, "resource");
+  }
+
+  // Whether `s` asking `owner`/`mode` on `r` may be granted now. A holder's
+  // request (re-acquisition or conversion) waits only on other sessions'
+  // granted modes; anyone else also queues behind every conflicting waiter.
+  Decision Decide(Resource* r, Session* s, LockOwner owner, LockMode mode) {
+    Decision d;
+    const Grant* own = table_.FindGrant(r, s, owner);
+    d.target = own != nullptr ? Combine(own->mode, mode) : mode;
+    if (own != nullptr && d.target == own->mode) {
+      d.conversion = true;
+      d.grantable = true;  // nothing changes for others
+      return d;
+    }
+    d.conversion = own != nullptr || table_.SessionHolds(r, s);
+    const ModeMask granted =
+        d.conversion ? table_.OthersGrantedMask(r, s) : r->GrantedMask();
+    if (ConflictsWithAny(d.target, granted)) return d;
+    if (!d.conversion) {
+      for (const Waiter* w = r->queue_head; w != nullptr; w = w->next) {
+        if (!Compatible(w->target, d.target)) return d;
+      }
+    }
+    d.grantable = true;
+    return d;
+  }
+
+  Grant* GrantTo(Resource* r, Session* s, LockOwner owner, LockMode mode,
+                 Time now) {
+    Grant* g = table_.FindGrant(r, s, owner);
+    if (g == nullptr) {
+      g = table_.AddGrant(r, s, owner, mode, ++last_fence_, now);
+    } else {
+      table_.SetGrantMode(g, Combine(g->mode, mode));
+      ++g->count;
+      g->fence = ++last_fence_;
+    }
+    Event e = LockEvent(EventType::kLockGranted, now, s, r, owner);
+    e.mode = g->mode;
+    e.count = g->count;
+    e.fence = g->fence;
+    Emit(e);
+    return g;
+  }
+
+  Result<AcquireOutcome> Park(Time now, Session* s, Resource* r,
+                              const AcquireRequest& req, const Decision& d) {
+    std::optional<Time> deadline;
+    if (req.timeout > std::chrono::milliseconds::zero()) {
+      deadline = now + req.timeout;
+    }
+    const WaitId id = ++last_wait_id_;
+    Waiter* w = table_.Enqueue(r, s, req.owner, req.mode, d.target,
+                               d.conversion, now, deadline, id);
+    waits_.emplace(id, w);
+    if (deadline) wait_deadlines_.emplace(*deadline, id);
+
+    // Results for this request decided while we resolve deadlocks are
+    // answered inline rather than through TakeFinishedWaits().
+    inline_wait_ = id;
+    inline_result_.reset();
+    bool announced = false;
+    while (s->waiting == w) {
+      auto cycle = detector_.FindCycle(s);
+      if (!cycle) break;
+      Session* victim = ChooseVictim(*cycle, s);
+      const DeadlockReport report = MakeReport(*cycle, victim);
+      ++deadlocks_;
+      if (victim != s && !announced) {
+        Announce(w, now);
+        announced = true;
+      }
+      AbortWait(victim->waiting, AcquireResult::kDeadlock, now, &report);
+    }
+    inline_wait_ = 0;
+    if (inline_result_) {
+      AcquireOutcome out;
+      out.result = inline_result_->result;
+      out.fence = inline_result_->fence;
+      out.held = inline_result_->held;
+      out.count = inline_result_->count;
+      out.deadlock = std::move(inline_result_->deadlock);
+      inline_result_.reset();
+      return out;
+    }
+    if (!announced) Announce(w, now);
+    AcquireOutcome out;
+    out.wait = id;
+    return out;
+  }
+
+  void Announce(const Waiter* w, Time now) {
+    Event e = LockEvent(EventType::kLockWaiting, now, w->session, w->resource,
+                        w->owner);
+    e.mode = w->requested;
+    e.until = w->deadline;
+    Emit(e);
+  }
+
+  // Victim: the lowest deadlock priority; among equals, the session that
+  // closed the cycle, else the one that started waiting last.
+  static Session* ChooseVictim(const std::vector<CycleEdge>& cycle,
+                               Session* closer) {
+    Session* victim = closer;
+    for (const CycleEdge& e : cycle) {
+      Session* s = e.waiter;
+      if (s->deadlock_priority < victim->deadlock_priority) {
+        victim = s;
+      } else if (s->deadlock_priority == victim->deadlock_priority &&
+                 victim != closer && s->waiting->id > victim->waiting->id) {
+        victim = s;
+      }
+    }
+    return victim;
+  }
+
+  DeadlockReport MakeReport(const std::vector<CycleEdge>& cycle,
+                            const Session* victim) const {
+    DeadlockReport report;
+    report.victim = victim->id;
+    for (const CycleEdge& e : cycle) {
+      const auto key = LockTable::DecodeKey(e.resource->key);
+      report.cycle.push_back(WaitForEdge{
+          e.waiter->id, e.waiter->name, e.holder->id, e.holder->name,
+          std::string(key.ns), std::string(key.principal),
+          std::string(key.resource), e.wanted});
+    }
+    return report;
+  }
+
+  // Ends a parked request without a grant, then lets others move up.
+  void AbortWait(Waiter* w, AcquireResult result, Time now,
+                 const DeadlockReport* report) {
+    Session* s = w->session;
+    Resource* r = w->resource;
+    Event e = LockEvent(result == AcquireResult::kTimeout ? EventType::kLockTimeout
+                        : result == AcquireResult::kCancelled
+                            ? EventType::kLockCancelled
+                            : EventType::kLockDeadlock,
+                        now, s, r, w->owner);
+    e.mode = w->requested;
+    e.deadlock = report;
+    FinishedWait done;
+    done.wait = w->id;
+    done.session = s->id;
+    done.result = result;
+    if (report != nullptr) done.deadlock = *report;
+    Forget(w);
+    Emit(e);
+    Deliver(std::move(done));
+    GrantWaiters(r, now);
+    table_.EraseIfIdle(r);
+  }
+
+  // Removes `w` from the queue and the indexes.
+  void Forget(Waiter* w) {
+    if (w->deadline) wait_deadlines_.erase({*w->deadline, w->id});
+    waits_.erase(w->id);
+    table_.Dequeue(w);
+  }
+
+  void Deliver(FinishedWait done) {
+    if (done.wait == inline_wait_) {
+      inline_result_ = std::move(done);
+    } else {
+      finished_.push_back(std::move(done));
+    }
+  }
+
+  // The grant pass: walks the queue in order and grants every request that
+  // the relaxed-FIFO rule allows (see Decide).
+  void GrantWaiters(Resource* r, Time now) {
+    ModeMask waiting_ahead = 0;
+    Waiter* w = r->queue_head;
+    while (w != nullptr) {
+      Waiter* next = w->next;
+      const ModeMask granted = w->conversion
+                                   ? table_.OthersGrantedMask(r, w->session)
+                                   : r->GrantedMask();
+      const bool ok = !ConflictsWithAny(w->target, granted) &&
+                      (w->conversion || !ConflictsWithAny(w->target, waiting_ahead));
+      if (ok) {
+        GrantWaiter(w, now);
+      } else {
+        waiting_ahead |= ModeBit(w->target);
+        // Nothing behind a waiting Exclusive can pass it.
+        if ((waiting_ahead & ModeBit(LockMode::kExclusive)) && next != nullptr &&
+            !next->conversion) {
+          break;
+        }
+      }
+      w = next;
+    }
+  }
+
+  void GrantWaiter(Waiter* w, Time now) {
+    Session* s = w->session;
+    Resource* r = w->resource;
+    const LockOwner owner = w->owner;
+    const LockMode requested = w->requested;
+    FinishedWait done;
+    done.wait = w->id;
+    done.session = s->id;
+    done.result = AcquireResult::kGrantedAfterWait;
+    Forget(w);
+    Grant* g = GrantTo(r, s, owner, requested, now);
+    done.fence = g->fence;
+    done.held = g->mode;
+    done.count = g->count;
+    Deliver(std::move(done));
+  }
+
+  // Drops one reference of `g`; at zero the grant goes and waiters move up.
+  void DropReference(Grant* g, Time now) {
+    Resource* r = g->resource;
+    Event e = LockEvent(EventType::kLockReleased, now, g->session, r, g->owner);
+    e.mode = g->mode;
+    e.count = --g->count;
+    e.fence = g->fence;
+    Emit(e);
+    if (g->count > 0) return;
+    table_.RemoveGrant(g);
+    GrantWaiters(r, now);
+    table_.EraseIfIdle(r);
+  }
+
+  // Releases every lock `s` holds as `owner`, then lets waiters move up.
+  void ReleaseAll(Session* s, LockOwner owner, Time now) {
+    std::vector<Resource*> touched;
+    touched.reserve(s->grant_count[OwnerIndex(owner)]);
+    while (Grant* g = s->grants[OwnerIndex(owner)]) {
+      Resource* r = g->resource;
+      Event e = LockEvent(EventType::kLockReleased, now, s, r, owner);
+      e.mode = g->mode;
+      e.fence = g->fence;
+      table_.RemoveGrant(g);
+      Emit(e);
+      touched.push_back(r);
+    }
+    for (Resource* r : touched) {
+      GrantWaiters(r, now);
+      table_.EraseIfIdle(r);
+    }
+  }
+
+  void FinishTransaction(Session* s, Time now, EventType how) {
+    // A parked request that the transaction's end would leave meaningless
+    // (Transaction-owned, or converting a lock the transaction holds) ends.
+    if (Waiter* w = s->waiting) {
+      if (w->owner == LockOwner::kTransaction ||
+          table_.FindGrant(w->resource, s, LockOwner::kTransaction) != nullptr) {
+        AbortWait(w, AcquireResult::kCancelled, now, nullptr);
+      }
+    }
+    ReleaseAll(s, LockOwner::kTransaction, now);
+    Event e = SessionEvent(how, now, s);
+    e.transaction = s->transaction->id;
+    s->transaction.reset();
+    --open_transactions_;
+    Emit(e);
+  }
+
+  void End(Session* s, Time now, EventType how) {
+    if (s->waiting != nullptr) {
+      AbortWait(s->waiting, AcquireResult::kCancelled, now, nullptr);
+    }
+    if (s->transaction) {
+      FinishTransaction(s, now, EventType::kTransactionRolledBack);
+    }
+    ReleaseAll(s, LockOwner::kSession, now);
+    Emit(SessionEvent(how, now, s));
+    sessions_.Erase(s);
+  }
+
+  SessionInfo Info(const Session* s) const {
+    SessionInfo info;
+    info.id = s->id;
+    info.name = s->name;
+    info.ttl = s->ttl;
+    info.opened_at = s->opened_at;
+    info.expires_at = s->expires_at;
+    info.deadlock_priority = s->deadlock_priority;
+    info.locks = s->total_grants();
+    info.transaction = s->transaction;
+    if (s->waiting != nullptr) info.waiting = s->waiting->id;
+    return info;
+  }
+
+  static LockInfo Describe(const Resource* r, const engine::DecodedKey& key) {
+    LockInfo info;
+    info.ns = key.ns;
+    info.principal = key.principal;
+    info.resource = key.resource;
+    for (const Grant* g = r->grants; g != nullptr; g = g->resource_next) {
+      info.granted.push_back(GrantedLockInfo{g->session->id, g->session->name,
+                                             g->owner, g->mode, g->count,
+                                             g->since, g->fence});
+    }
+    // Oldest grant first reads better than the list's push-front order.
+    std::reverse(info.granted.begin(), info.granted.end());
+    for (const Waiter* w = r->queue_head; w != nullptr; w = w->next) {
+      info.waiting.push_back(WaitingLockInfo{
+          w->id, w->session->id, w->session->name, w->owner, w->requested,
+          w->target, w->conversion, w->since, w->deadline});
+    }
+    return info;
+  }
+
+  Event SessionEvent(EventType type, Time now, const Session* s) const {
+    Event e;
+    e.type = type;
+    e.at = now;
+    e.session = s->id;
+    e.session_name = s->name;
+    return e;
+  }
+
+  Event LockEvent(EventType type, Time now, const Session* s,
+                  const Resource* r, LockOwner owner) const {
+    Event e = SessionEvent(type, now, s);
+    if (events_ == nullptr) return e;  // skip decoding when nobody listens
+    const auto key = LockTable::DecodeKey(r->key);
+    e.ns = key.ns;
+    e.principal = key.principal;
+    e.resource = key.resource;
+    e.owner = owner;
+    if (s->transaction) e.transaction = s->transaction->id;
+    return e;
+  }
+
+  void Emit(const Event& e) {
+    if (events_ != nullptr) events_->OnEvent(e);
+  }
+
+  EventSink* events_;
+  Fence last_fence_;
+  Time last_now_{};
+  SessionTable sessions_;
+  LockTable table_;
+  DeadlockDetector detector_;
+  std::unordered_map<WaitId, Waiter*> waits_;
+  std::set<std::pair<Time, WaitId>> wait_deadlines_;
+  std::vector<FinishedWait> finished_;
+  WaitId last_wait_id_ = 0;
+  WaitId inline_wait_ = 0;
+  std::optional<FinishedWait> inline_result_;
+  std::size_t open_transactions_ = 0;
+  std::uint64_t deadlocks_ = 0;
+  std::uint64_t timeouts_ = 0;
+};
+
+Engine::Engine(EngineOptions options)
+    : impl_(std::make_unique<Impl>(options)) {}
+Engine::~Engine() = default;
+
+Result<SessionInfo> Engine::OpenSession(Time now, const SessionOptions& o) {
+  return impl_->OpenSession(now, o);
+}
+Result<Time> Engine::KeepAlive(Time now, SessionId s) {
+  return impl_->KeepAlive(now, s);
+}
+Status Engine::EndSession(Time now, SessionId s) {
+  return impl_->EndSession(now, s);
+}
+Status Engine::SetDeadlockPriority(Time now, SessionId s, int priority) {
+  return impl_->SetDeadlockPriority(now, s, priority);
+}
+Result<SessionInfo> Engine::GetSession(Time now, SessionId s) {
+  return impl_->GetSession(now, s);
+}
+std::vector<SessionInfo> Engine::ListSessions(Time now) {
+  return impl_->ListSessions(now);
+}
+Result<TransactionInfo> Engine::BeginTransaction(Time now, SessionId s) {
+  return impl_->BeginTransaction(now, s);
+}
+Status Engine::Commit(Time now, SessionId s) {
+  return impl_->EndTransaction(now, s, EventType::kTransactionCommitted);
+}
+Status Engine::Rollback(Time now, SessionId s) {
+  return impl_->EndTransaction(now, s, EventType::kTransactionRolledBack);
+}
+Result<AcquireOutcome> Engine::Acquire(Time now, const AcquireRequest& r) {
+  return impl_->Acquire(now, r);
+}
+Status Engine::Release(Time now, const ReleaseRequest& r) {
+  return impl_->Release(now, r);
+}
+Result<LockMode> Engine::Mode(Time now, SessionId s, const LockKey& key,
+                              LockOwner owner) {
+  return impl_->Mode(now, s, key, owner);
+}
+Result<bool> Engine::Test(Time now, SessionId s, const LockKey& key,
+                          LockMode mode, LockOwner owner) {
+  return impl_->Test(now, s, key, mode, owner);
+}
+Result<bool> Engine::Cancel(Time now, SessionId s) {
+  return impl_->Cancel(now, s);
+}
+bool Engine::CancelWait(Time now, WaitId w) { return impl_->CancelWait(now, w); }
+std::vector<LockInfo> Engine::ListLocks(Time now, std::string_view ns) {
+  return impl_->ListLocks(now, ns);
+}
+void Engine::AdvanceTo(Time now) { impl_->AdvanceTo(now); }
+std::optional<Time> Engine::NextDeadline() const { return impl_->NextDeadline(); }
+std::vector<FinishedWait> Engine::TakeFinishedWaits() {
+  return impl_->TakeFinishedWaits();
+}
+EngineStats Engine::Stats() const { return impl_->Stats(); }
+
+}  // namespace leasehold

@@ -1,0 +1,141 @@
+// LockTable: the resources that have holders or waiters, their granted
+// entries and their wait queues. It keeps the data structures consistent
+// and answers compatibility questions; the policy (who is granted when)
+// lives in Engine. Internal to the engine; single-threaded.
+#ifndef LEASEHOLD_ENGINE_LOCK_TABLE_H_
+#define LEASEHOLD_ENGINE_LOCK_TABLE_H_
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "engine/mode_masks.h"
+#include "engine/object_pool.h"
+#include "engine/session.h"
+#include "leasehold/engine.h"
+
+namespace leasehold::engine {
+
+struct Resource;
+
+// One owner's hold on one resource: mode, reference count, latest fence.
+struct Grant {
+  Resource* resource = nullptr;
+  Session* session = nullptr;
+  Grant* resource_prev = nullptr;  // the resource's list of grants
+  Grant* resource_next = nullptr;
+  Grant* session_prev = nullptr;   // the session's list for this owner
+  Grant* session_next = nullptr;
+  Fence fence = 0;
+  Time since;
+  std::uint32_t count = 0;
+  LockOwner owner = LockOwner::kTransaction;
+  LockMode mode = LockMode::kNoLock;
+};
+
+// A parked request.
+struct Waiter {
+  WaitId id = 0;
+  Resource* resource = nullptr;
+  Session* session = nullptr;
+  Waiter* prev = nullptr;  // queue links
+  Waiter* next = nullptr;
+  Time since;
+  std::optional<Time> deadline;
+  LockOwner owner = LockOwner::kTransaction;
+  LockMode requested = LockMode::kNoLock;
+  LockMode target = LockMode::kNoLock;  // Combine(held by owner, requested)
+  bool conversion = false;  // the session held the resource when it asked
+};
+
+struct Resource {
+  // Encoded identity (see EncodeKey); the map's key points at it.
+  std::string key;
+  Grant* grants = nullptr;
+  Waiter* queue_head = nullptr;  // conversions first, then FIFO
+  Waiter* queue_tail = nullptr;
+  Waiter* last_conversion = nullptr;
+  // Number of grants per mode, so "modes granted here" is O(1).
+  std::array<std::uint32_t, kLockModeCount> granted_by_mode{};
+
+  bool idle() const { return grants == nullptr && queue_head == nullptr; }
+  ModeMask GrantedMask() const;
+};
+
+// The parts of an encoded key.
+struct DecodedKey {
+  std::string_view ns;
+  std::string_view principal;
+  std::string_view resource;
+};
+
+class LockTable {
+ public:
+  LockTable() = default;
+  LockTable(const LockTable&) = delete;
+  LockTable& operator=(const LockTable&) = delete;
+  ~LockTable();
+
+  // Null when nobody holds or waits for `key`.
+  Resource* Find(const LockKey& key);
+  Resource* FindOrCreate(const LockKey& key);
+  // Forgets `r` if it has neither grants nor waiters.
+  void EraseIfIdle(Resource* r);
+
+  // The grant `session` holds on `r` as `owner`, or null. Walks the shorter
+  // of the resource's and the session's lists.
+  Grant* FindGrant(Resource* r, Session* session, LockOwner owner) const;
+  bool SessionHolds(Resource* r, Session* session) const;
+
+  // Modes granted on `r` to sessions other than `session`.
+  ModeMask OthersGrantedMask(Resource* r, Session* session) const;
+
+  Grant* AddGrant(Resource* r, Session* session, LockOwner owner,
+                  LockMode mode, Fence fence, Time now);
+  void SetGrantMode(Grant* g, LockMode mode);
+  void RemoveGrant(Grant* g);
+
+  // Queues a request: conversions after earlier conversions, others last.
+  Waiter* Enqueue(Resource* r, Session* session, LockOwner owner,
+                  LockMode requested, LockMode target, bool conversion,
+                  Time now, std::optional<Time> deadline, WaitId id);
+  void Dequeue(Waiter* w);  // unlinks and frees `w`
+
+  std::size_t resource_count() const { return resources_.size(); }
+  template <typename F>
+  void ForEachResource(F&& f) const {
+    for (const auto& [k, r] : resources_) f(r);
+  }
+
+  static DecodedKey DecodeKey(std::string_view encoded);
+
+ private:
+  struct Hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const {
+      return std::hash<std::string_view>{}(s);
+    }
+  };
+  struct Eq {
+    using is_transparent = void;
+    bool operator()(std::string_view a, std::string_view b) const {
+      return a == b;
+    }
+  };
+
+  // Writes the length-prefixed encoding of `key` into scratch_.
+  std::string_view EncodeKey(const LockKey& key);
+
+  std::unordered_map<std::string_view, Resource*, Hash, Eq> resources_;
+  ObjectPool<Resource> resource_pool_;
+  ObjectPool<Grant> grant_pool_;
+  ObjectPool<Waiter> waiter_pool_;
+  std::string scratch_;
+};
+
+}  // namespace leasehold::engine
+
+#endif  // LEASEHOLD_ENGINE_LOCK_TABLE_H_

@@ -1,0 +1,68 @@
+// Validation of names (resources, keys, topics, namespaces).
+#include <string>
+
+#include "leasehold/types.h"
+
+namespace leasehold {
+namespace {
+
+constexpr std::size_t kMaxNameCharacters = 255;
+
+// Counts the code points of strict UTF-8 (no overlong forms, no surrogates,
+// nothing above U+10FFFF). Returns -1 when `s` is not valid UTF-8.
+long CountUtf8CodePoints(std::string_view s) {
+  long count = 0;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    std::size_t len;
+    unsigned lo = 0x80, hi = 0xBF;  // allowed range of the second byte
+    if (c < 0x80) {
+      len = 1;
+    } else if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3;
+      if (c == 0xE0) lo = 0xA0;
+      if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;
+    } else {
+      return -1;
+    }
+    if (i + len > s.size()) return -1;
+    for (std::size_t k = 1; k < len; ++k) {
+      const auto b = static_cast<unsigned char>(s[i + k]);
+      const unsigned min = k == 1 ? lo : 0x80, max = k == 1 ? hi : 0xBF;
+      if (b < min || b > max) return -1;
+    }
+    i += len;
+    ++count;
+  }
+  return count;
+}
+
+}  // namespace
+
+Status ValidateName(std::string_view name, std::string_view what) {
+  if (name.empty()) {
+    return Status(StatusCode::kNameEmpty,
+                  std::string(what) + " must not be empty");
+  }
+  const long chars = CountUtf8CodePoints(name);
+  if (chars < 0) {
+    return Status(StatusCode::kBadRequest,
+                  std::string(what) + " is not valid UTF-8");
+  }
+  if (static_cast<std::size_t>(chars) > kMaxNameCharacters) {
+    return Status(StatusCode::kNameTooLong,
+                  std::string(what) + " has " + std::to_string(chars) +
+                      " characters; the limit is 255 (names are never "
+                      "truncated)");
+  }
+  return Status::Ok();
+}
+
+}  // namespace leasehold
