@@ -99,9 +99,9 @@ struct AcquireOutcome {
   // Meaningful when `wait` is empty: kGranted, kTimeout (timeout 0) or
   // kDeadlock (this request was chosen as the victim).
   AcquireResult result = AcquireResult::kGranted;
-  Fence fence = 0;                      // on a grant
-  LockMode held = LockMode::kNoLock;    // the owner's mode after a grant
-  std::uint32_t count = 0;              // the owner's count after a grant
+  Fence fence = 0;                    // on a grant
+  LockMode held = LockMode::kNoLock;  // the owner's mode after a grant
+  std::uint32_t count = 0;            // the owner's count after a grant
   std::optional<DeadlockReport> deadlock;
 };
 
@@ -128,8 +128,8 @@ struct GrantedLockInfo {
   LockOwner owner = LockOwner::kTransaction;
   LockMode mode = LockMode::kNoLock;
   std::uint32_t count = 0;
-  Time since;        // when the owner first got it
-  Fence fence = 0;   // of the latest grant
+  Time since;       // when the owner first got it
+  Fence fence = 0;  // of the latest grant
 };
 
 struct WaitingLockInfo {
@@ -158,8 +158,8 @@ struct EngineStats {
   std::size_t resources = 0;      // resources with a holder or a waiter
   std::size_t granted_locks = 0;  // granted entries
   std::size_t waiting = 0;
-  std::uint64_t deadlocks = 0;    // since start
-  std::uint64_t timeouts = 0;     // since start
+  std::uint64_t deadlocks = 0;  // since start
+  std::uint64_t timeouts = 0;   // since start
   Fence last_fence = 0;
 };
 
@@ -170,12 +170,12 @@ enum class EventType : std::uint8_t {
   kTransactionBegun,
   kTransactionCommitted,
   kTransactionRolledBack,
-  kLockGranted,    // at once or after a wait; `count` is the new count
+  kLockGranted,  // at once or after a wait; `count` is the new count
   kLockWaiting,
-  kLockReleased,   // one reference dropped; `count` is what is left
+  kLockReleased,  // one reference dropped; `count` is what is left
   kLockTimeout,
   kLockCancelled,
-  kLockDeadlock,   // `deadlock` is set; `session` is the victim
+  kLockDeadlock,  // `deadlock` is set; `session` is the victim
 };
 
 // "session.opened", "applock.granted", ... (the names of API.md's events).

@@ -24,12 +24,13 @@ class EventPrinter final : public EventSink {
  public:
   explicit EventPrinter(std::ostream& out) : out_(out) {}
   void OnEvent(const Event& e) override {
-    std::string what = fmt::format("{:<20} {}", EventTypeName(e.type),
-                                   e.session_name);
+    std::string what =
+        fmt::format("{:<20} {}", EventTypeName(e.type), e.session_name);
     if (!e.resource.empty()) {
       what += fmt::format(" {} {}", e.resource, LockModeName(e.mode));
     }
-    if (e.type == EventType::kLockGranted || e.type == EventType::kLockReleased) {
+    if (e.type == EventType::kLockGranted ||
+        e.type == EventType::kLockReleased) {
       what += fmt::format(" count={} fence={}", e.count, e.fence);
     }
     out_ << "            event  " << what << "\n";
@@ -75,9 +76,9 @@ class Demo {
     ExpectResult(Acquire(ravi, "report:q3", LockMode::kIntentShared,
                          LockOwner::kSession, 0),
                  AcquireResult::kGranted);
-    ExpectResult(Acquire(ravi, "report:q3", LockMode::kShared,
-                         LockOwner::kSession, 0),
-                 AcquireResult::kTimeout);
+    ExpectResult(
+        Acquire(ravi, "report:q3", LockMode::kShared, LockOwner::kSession, 0),
+        AcquireResult::kTimeout);
     Commit(asha);
     ShowMode(asha, "report:q3", LockOwner::kTransaction, LockMode::kNoLock);
     Release(ravi, "report:q3", LockOwner::kSession);
@@ -103,14 +104,14 @@ class Demo {
     KeepAlive(ravi);
 
     Section("A timeout, and a session that is not kept alive");
-    const auto times_out = Acquire(ravi, "account:A", LockMode::kShared,
-                                   LockOwner::kSession, 500);
+    const auto times_out =
+        Acquire(ravi, "account:A", LockMode::kShared, LockOwner::kSession, 500);
     Expect(times_out.wait.has_value(), "Ravi waits up to 500 ms");
     At(2'000);
     ExpectFinished(AcquireResult::kTimeout);
-    ExpectResult(Acquire(ravi, "account:C", LockMode::kUpdate,
-                         LockOwner::kSession, -1),
-                 AcquireResult::kGranted);
+    ExpectResult(
+        Acquire(ravi, "account:C", LockMode::kUpdate, LockOwner::kSession, -1),
+        AcquireResult::kGranted);
     const auto asha_on_c = Acquire(asha, "account:C", LockMode::kExclusive,
                                    LockOwner::kSession, -1);
     Expect(asha_on_c.wait.has_value(), "Asha waits for Ravi's account:C");
@@ -118,10 +119,11 @@ class Demo {
     At(4'500);
     ExpectFinished(AcquireResult::kGrantedAfterWait);
     const auto stats = engine_.Stats();
-    Line(fmt::format("sessions open: {}, locks held: {}, deadlocks: {}, "
-                     "timeouts: {}, last fence: {}",
-                     stats.sessions, stats.granted_locks, stats.deadlocks,
-                     stats.timeouts, stats.last_fence));
+    Line(
+        fmt::format("sessions open: {}, locks held: {}, deadlocks: {}, "
+                    "timeouts: {}, last fence: {}",
+                    stats.sessions, stats.granted_locks, stats.deadlocks,
+                    stats.timeouts, stats.last_fence));
     out_ << (failures_ == 0 ? "\nEvery step behaved as expected.\n"
                             : fmt::format("\n{} step(s) did NOT behave as "
                                           "expected.\n",
@@ -134,13 +136,15 @@ class Demo {
 
   void At(long long ms) {
     t_ms_ = ms;
-    out_ << fmt::format("  t={:6.3f}s  (time passes)\n", static_cast<double>(ms) / 1000.0);
+    out_ << fmt::format("  t={:6.3f}s  (time passes)\n",
+                        static_cast<double>(ms) / 1000.0);
     engine_.AdvanceTo(Now());
   }
 
   void Section(std::string_view title) { out_ << "\n== " << title << "\n"; }
   void Line(std::string_view text) {
-    out_ << fmt::format("  t={:6.3f}s  {}\n", static_cast<double>(t_ms_) / 1000.0, text);
+    out_ << fmt::format("  t={:6.3f}s  {}\n",
+                        static_cast<double>(t_ms_) / 1000.0, text);
   }
 
   void Expect(bool ok, std::string_view what) {
@@ -178,8 +182,8 @@ class Demo {
 
   AcquireOutcome Acquire(SessionId s, std::string_view resource, LockMode mode,
                          LockOwner owner, long long timeout_ms) {
-    AcquireRequest req{s, {"demo", "public", resource}, mode, owner,
-                       milliseconds(timeout_ms)};
+    AcquireRequest req{
+        s, {"demo", "public", resource}, mode, owner, milliseconds(timeout_ms)};
     Line(fmt::format("{} asks {} on {} (owner {}, timeout {} ms)", names_[s],
                      LockModeName(mode), resource, LockOwnerName(owner),
                      timeout_ms));
@@ -221,7 +225,8 @@ class Demo {
 
   void Release(SessionId s, std::string_view resource, LockOwner owner) {
     Line(fmt::format("{} releases {}", names_[s], resource));
-    Status st = engine_.Release(Now(), {s, {"demo", "public", resource}, owner});
+    Status st =
+        engine_.Release(Now(), {s, {"demo", "public", resource}, owner});
     Line(fmt::format("  -> {}", st.ToString()));
     if (!st.ok()) ++failures_;
   }
@@ -230,9 +235,9 @@ class Demo {
                 LockMode want) {
     auto m = engine_.Mode(Now(), s, {"demo", "public", resource}, owner);
     const bool ok = m && *m == want;
-    Expect(ok, fmt::format("APPLOCK_MODE({}, {}, {}) = {}", names_[s],
-                           resource, LockOwnerName(owner),
-                           m ? LockModeName(*m) : "error"));
+    Expect(ok,
+           fmt::format("APPLOCK_MODE({}, {}, {}) = {}", names_[s], resource,
+                       LockOwnerName(owner), m ? LockModeName(*m) : "error"));
   }
 
   void PrintCycle(const DeadlockReport& report) {

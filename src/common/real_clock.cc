@@ -3,8 +3,8 @@
 namespace leasehold {
 
 RealClock::RealClock()
-    : wall_at_start_(std::chrono::floor<Duration>(
-          std::chrono::system_clock::now())),
+    : wall_at_start_(
+          std::chrono::floor<Duration>(std::chrono::system_clock::now())),
       steady_at_start_(std::chrono::steady_clock::now()) {}
 
 Time RealClock::Now() const {

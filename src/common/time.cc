@@ -12,14 +12,13 @@ std::string FormatTime(Time t) {
   const year_month_day ymd{day};
   const hh_mm_ss hms{ms - day};
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02d:%02d:%02d.%03dZ",
-                static_cast<int>(ymd.year()),
-                static_cast<unsigned>(ymd.month()),
-                static_cast<unsigned>(ymd.day()),
-                static_cast<int>(hms.hours().count()),
-                static_cast<int>(hms.minutes().count()),
-                static_cast<int>(hms.seconds().count()),
-                static_cast<int>(hms.subseconds().count()));
+  std::snprintf(
+      buf, sizeof buf, "%04d-%02u-%02uT%02d:%02d:%02d.%03dZ",
+      static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
+      static_cast<unsigned>(ymd.day()), static_cast<int>(hms.hours().count()),
+      static_cast<int>(hms.minutes().count()),
+      static_cast<int>(hms.seconds().count()),
+      static_cast<int>(hms.subseconds().count()));
   return buf;
 }
 

@@ -320,12 +320,13 @@ class Engine::Impl {
     now = std::max(now, last_now_);
     last_now_ = now;
     while (true) {
-      const bool has_wait = !wait_deadlines_.empty() &&
-                            wait_deadlines_.begin()->first <= now;
+      const bool has_wait =
+          !wait_deadlines_.empty() && wait_deadlines_.begin()->first <= now;
       Session* expiring = sessions_.EarliestExpiry();
-      const bool has_expiry = expiring != nullptr && expiring->expires_at <= now;
-      if (has_wait &&
-          (!has_expiry || wait_deadlines_.begin()->first <= expiring->expires_at)) {
+      const bool has_expiry =
+          expiring != nullptr && expiring->expires_at <= now;
+      if (has_wait && (!has_expiry || wait_deadlines_.begin()->first <=
+                                          expiring->expires_at)) {
         const auto [at, id] = *wait_deadlines_.begin();
         ++timeouts_;
         AbortWait(waits_.at(id), AcquireResult::kTimeout, at, nullptr);
@@ -355,7 +356,8 @@ class Engine::Impl {
     st.sessions = sessions_.size();
     st.open_transactions = open_transactions_;
     st.resources = table_.resource_count();
-    sessions_.ForEach([&](const Session* s) { st.granted_locks += s->total_grants(); });
+    sessions_.ForEach(
+        [&](const Session* s) { st.granted_locks += s->total_grants(); });
     st.waiting = waits_.size();
     st.deadlocks = deadlocks_;
     st.timeouts = timeouts_;
@@ -372,7 +374,8 @@ class Engine::Impl {
 
   Status ValidateKey(const LockKey& key) const {
     if (Status st = ValidateName(key.ns, "namespace"); !st.ok()) return st;
-    if (Status st = ValidateName(key.principal, "principal"); !st.ok()) return st;
+    if (Status st = ValidateName(key.principal, "principal"); !st.ok())
+      return st;
     return ValidateName(key.resource, "resource");
   }
 
@@ -509,11 +512,11 @@ class Engine::Impl {
                  const DeadlockReport* report) {
     Session* s = w->session;
     Resource* r = w->resource;
-    Event e = LockEvent(result == AcquireResult::kTimeout ? EventType::kLockTimeout
-                        : result == AcquireResult::kCancelled
-                            ? EventType::kLockCancelled
-                            : EventType::kLockDeadlock,
-                        now, s, r, w->owner);
+    Event e = LockEvent(
+        result == AcquireResult::kTimeout     ? EventType::kLockTimeout
+        : result == AcquireResult::kCancelled ? EventType::kLockCancelled
+                                              : EventType::kLockDeadlock,
+        now, s, r, w->owner);
     e.mode = w->requested;
     e.deadlock = report;
     FinishedWait done;
@@ -553,15 +556,16 @@ class Engine::Impl {
       const ModeMask granted = w->conversion
                                    ? table_.OthersGrantedMask(r, w->session)
                                    : r->GrantedMask();
-      const bool ok = !ConflictsWithAny(w->target, granted) &&
-                      (w->conversion || !ConflictsWithAny(w->target, waiting_ahead));
+      const bool ok =
+          !ConflictsWithAny(w->target, granted) &&
+          (w->conversion || !ConflictsWithAny(w->target, waiting_ahead));
       if (ok) {
         GrantWaiter(w, now);
       } else {
         waiting_ahead |= ModeBit(w->target);
         // Nothing behind a waiting Exclusive can pass it.
-        if ((waiting_ahead & ModeBit(LockMode::kExclusive)) && next != nullptr &&
-            !next->conversion) {
+        if ((waiting_ahead & ModeBit(LockMode::kExclusive)) &&
+            next != nullptr && !next->conversion) {
           break;
         }
       }
@@ -624,7 +628,8 @@ class Engine::Impl {
     // (Transaction-owned, or converting a lock the transaction holds) ends.
     if (Waiter* w = s->waiting) {
       if (w->owner == LockOwner::kTransaction ||
-          table_.FindGrant(w->resource, s, LockOwner::kTransaction) != nullptr) {
+          table_.FindGrant(w->resource, s, LockOwner::kTransaction) !=
+              nullptr) {
         AbortWait(w, AcquireResult::kCancelled, now, nullptr);
       }
     }
@@ -691,8 +696,8 @@ class Engine::Impl {
     return e;
   }
 
-  Event LockEvent(EventType type, Time now, const Session* s,
-                  const Resource* r, LockOwner owner) const {
+  Event LockEvent(EventType type, Time now, const Session* s, const Resource* r,
+                  LockOwner owner) const {
     Event e = SessionEvent(type, now, s);
     if (events_ == nullptr) return e;  // skip decoding when nobody listens
     const auto key = LockTable::DecodeKey(r->key);
@@ -773,12 +778,16 @@ Result<bool> Engine::Test(Time now, SessionId s, const LockKey& key,
 Result<bool> Engine::Cancel(Time now, SessionId s) {
   return impl_->Cancel(now, s);
 }
-bool Engine::CancelWait(Time now, WaitId w) { return impl_->CancelWait(now, w); }
+bool Engine::CancelWait(Time now, WaitId w) {
+  return impl_->CancelWait(now, w);
+}
 std::vector<LockInfo> Engine::ListLocks(Time now, std::string_view ns) {
   return impl_->ListLocks(now, ns);
 }
 void Engine::AdvanceTo(Time now) { impl_->AdvanceTo(now); }
-std::optional<Time> Engine::NextDeadline() const { return impl_->NextDeadline(); }
+std::optional<Time> Engine::NextDeadline() const {
+  return impl_->NextDeadline();
+}
 std::vector<FinishedWait> Engine::TakeFinishedWaits() {
   return impl_->TakeFinishedWaits();
 }

@@ -180,22 +180,23 @@ void LockTable::RemoveGrant(Grant* g) {
   } else {
     r->grants = g->resource_next;
   }
-  if (g->resource_next != nullptr) g->resource_next->resource_prev = g->resource_prev;
+  if (g->resource_next != nullptr)
+    g->resource_next->resource_prev = g->resource_prev;
   if (g->session_prev != nullptr) {
     g->session_prev->session_next = g->session_next;
   } else {
     s->grants[o] = g->session_next;
   }
-  if (g->session_next != nullptr) g->session_next->session_prev = g->session_prev;
+  if (g->session_next != nullptr)
+    g->session_next->session_prev = g->session_prev;
   --s->grant_count[o];
   --r->granted_by_mode[static_cast<std::size_t>(g->mode)];
   grant_pool_.Delete(g);
 }
 
 Waiter* LockTable::Enqueue(Resource* r, Session* session, LockOwner owner,
-                           LockMode requested, LockMode target,
-                           bool conversion, Time now,
-                           std::optional<Time> deadline, WaitId id) {
+                           LockMode requested, LockMode target, bool conversion,
+                           Time now, std::optional<Time> deadline, WaitId id) {
   Waiter* w = waiter_pool_.New();
   w->id = id;
   w->resource = r;

@@ -27,7 +27,7 @@ struct Grant {
   Session* session = nullptr;
   Grant* resource_prev = nullptr;  // the resource's list of grants
   Grant* resource_next = nullptr;
-  Grant* session_prev = nullptr;   // the session's list for this owner
+  Grant* session_prev = nullptr;  // the session's list for this owner
   Grant* session_next = nullptr;
   Fence fence = 0;
   Time since;
@@ -93,8 +93,8 @@ class LockTable {
   // Modes granted on `r` to sessions other than `session`.
   ModeMask OthersGrantedMask(Resource* r, Session* session) const;
 
-  Grant* AddGrant(Resource* r, Session* session, LockOwner owner,
-                  LockMode mode, Fence fence, Time now);
+  Grant* AddGrant(Resource* r, Session* session, LockOwner owner, LockMode mode,
+                  Fence fence, Time now);
   void SetGrantMode(Grant* g, LockMode mode);
   void RemoveGrant(Grant* g);
 

@@ -28,15 +28,22 @@ constexpr ModeMask CompatibleMask(LockMode m) {
   constexpr ModeMask kUIX = ModeBit(LockMode::kUpdateIntentExclusive);
   constexpr ModeMask kAll = 0xff;
   switch (m) {
-    case LockMode::kNoLock: return kAll;
+    case LockMode::kNoLock:
+      return kAll;
     case LockMode::kIntentShared:
       return kNo | kIS | kS | kU | kIX | kSIX | kUIX;
-    case LockMode::kShared: return kNo | kIS | kS | kU;
-    case LockMode::kUpdate: return kNo | kIS | kS;
-    case LockMode::kIntentExclusive: return kNo | kIS | kIX;
-    case LockMode::kSharedIntentExclusive: return kNo | kIS;
-    case LockMode::kUpdateIntentExclusive: return kNo | kIS;
-    case LockMode::kExclusive: return kNo;
+    case LockMode::kShared:
+      return kNo | kIS | kS | kU;
+    case LockMode::kUpdate:
+      return kNo | kIS | kS;
+    case LockMode::kIntentExclusive:
+      return kNo | kIS | kIX;
+    case LockMode::kSharedIntentExclusive:
+      return kNo | kIS;
+    case LockMode::kUpdateIntentExclusive:
+      return kNo | kIS;
+    case LockMode::kExclusive:
+      return kNo;
   }
   return kNo;
 }

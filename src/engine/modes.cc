@@ -9,31 +9,46 @@ namespace leasehold {
 namespace {
 
 constexpr std::array<std::string_view, kLockModeCount> kModeNames = {
-    "NoLock",          "IntentShared",          "Shared",
-    "Update",          "IntentExclusive",       "SharedIntentExclusive",
-    "UpdateIntentExclusive", "Exclusive"};
+    "NoLock",
+    "IntentShared",
+    "Shared",
+    "Update",
+    "IntentExclusive",
+    "SharedIntentExclusive",
+    "UpdateIntentExclusive",
+    "Exclusive"};
 
 // Component bits of a mode; SIX and UIX are unions of two components.
 constexpr unsigned kBitIS = 1, kBitS = 2, kBitU = 4, kBitIX = 8, kBitX = 16;
 
 constexpr unsigned Components(LockMode m) {
   switch (m) {
-    case LockMode::kNoLock: return 0;
-    case LockMode::kIntentShared: return kBitIS;
-    case LockMode::kShared: return kBitS;
-    case LockMode::kUpdate: return kBitU;
-    case LockMode::kIntentExclusive: return kBitIX;
-    case LockMode::kSharedIntentExclusive: return kBitS | kBitIX;
-    case LockMode::kUpdateIntentExclusive: return kBitU | kBitIX;
-    case LockMode::kExclusive: return kBitX;
+    case LockMode::kNoLock:
+      return 0;
+    case LockMode::kIntentShared:
+      return kBitIS;
+    case LockMode::kShared:
+      return kBitS;
+    case LockMode::kUpdate:
+      return kBitU;
+    case LockMode::kIntentExclusive:
+      return kBitIX;
+    case LockMode::kSharedIntentExclusive:
+      return kBitS | kBitIX;
+    case LockMode::kUpdateIntentExclusive:
+      return kBitU | kBitIX;
+    case LockMode::kExclusive:
+      return kBitX;
   }
   return kBitX;
 }
 
 constexpr LockMode FromComponents(unsigned bits) {
   if (bits & kBitX) return LockMode::kExclusive;
-  if ((bits & kBitU) && (bits & kBitIX)) return LockMode::kUpdateIntentExclusive;
-  if ((bits & kBitS) && (bits & kBitIX)) return LockMode::kSharedIntentExclusive;
+  if ((bits & kBitU) && (bits & kBitIX))
+    return LockMode::kUpdateIntentExclusive;
+  if ((bits & kBitS) && (bits & kBitIX))
+    return LockMode::kSharedIntentExclusive;
   if (bits & kBitU) return LockMode::kUpdate;
   if (bits & kBitS) return LockMode::kShared;
   if (bits & kBitIX) return LockMode::kIntentExclusive;
@@ -64,9 +79,9 @@ LockMode Combine(LockMode a, LockMode b) {
 }
 
 Result<LockMode> ParseLockMode(std::string_view text) {
-  for (LockMode m : {LockMode::kShared, LockMode::kUpdate,
-                     LockMode::kIntentShared, LockMode::kIntentExclusive,
-                     LockMode::kExclusive}) {
+  for (LockMode m :
+       {LockMode::kShared, LockMode::kUpdate, LockMode::kIntentShared,
+        LockMode::kIntentExclusive, LockMode::kExclusive}) {
     if (MatchesWord(text, LockModeName(m))) return m;
   }
   return Error(StatusCode::kBadMode,
@@ -93,11 +108,16 @@ std::string_view LockOwnerName(LockOwner owner) {
 
 std::string_view AcquireResultName(AcquireResult result) {
   switch (result) {
-    case AcquireResult::kGranted: return "granted";
-    case AcquireResult::kGrantedAfterWait: return "granted_after_wait";
-    case AcquireResult::kTimeout: return "timeout";
-    case AcquireResult::kCancelled: return "cancelled";
-    case AcquireResult::kDeadlock: return "deadlock";
+    case AcquireResult::kGranted:
+      return "granted";
+    case AcquireResult::kGrantedAfterWait:
+      return "granted_after_wait";
+    case AcquireResult::kTimeout:
+      return "timeout";
+    case AcquireResult::kCancelled:
+      return "cancelled";
+    case AcquireResult::kDeadlock:
+      return "deadlock";
   }
   return "unknown";
 }

@@ -29,7 +29,8 @@ class ObjectPool {
     if (free_ == nullptr) Grow();
     Slot* slot = free_;
     free_ = slot->next;
-    return ::new (static_cast<void*>(slot->storage)) T(std::forward<Args>(args)...);
+    return ::new (static_cast<void*>(slot->storage))
+        T(std::forward<Args>(args)...);
   }
 
   void Delete(T* object) {
