@@ -25,6 +25,8 @@
 #include <vector>
 
 #include "leasehold/clock.h"
+#include "leasehold/journal.h"
+#include "leasehold/records.h"
 #include "leasehold/status.h"
 #include "leasehold/types.h"
 
@@ -160,6 +162,8 @@ struct EngineStats {
   std::size_t waiting = 0;
   std::uint64_t deadlocks = 0;  // since start
   std::uint64_t timeouts = 0;   // since start
+  std::size_t keys = 0;         // keys with a record or a lease
+  std::size_t active_checkouts = 0;
   Fence last_fence = 0;
 };
 
@@ -175,14 +179,22 @@ enum class EventType : std::uint8_t {
   kLockReleased,  // one reference dropped; `count` is what is left
   kLockTimeout,
   kLockCancelled,
-  kLockDeadlock,  // `deadlock` is set; `session` is the victim
+  kLockDeadlock,      // `deadlock` is set; `session` is the victim
+  kCheckoutGranted,   // `holder`, `until`, `fence`
+  kCheckoutRenewed,   // `holder`, `until`
+  kCheckoutReleased,  // checked in, broken or purged; `holder` was the owner
+  kCheckoutExpired,   // the lease ran out (nothing on disk changes)
+  kRecordInserted,    // `version`
+  kRecordSaved,       // `version`, `holder`
+  kRecordDeleted,
 };
 
 // "session.opened", "applock.granted", ... (the names of API.md's events).
 std::string_view EventTypeName(EventType type);
 
 // A state change. The string views point into the engine and are valid only
-// during EventSink::OnEvent.
+// during EventSink::OnEvent. For records and checkouts, `ns` and `resource`
+// name the key.
 struct Event {
   EventType type = EventType::kSessionOpened;
   Time at;
@@ -198,6 +210,8 @@ struct Event {
   Fence fence = 0;
   std::optional<Time> until;  // wait deadline, or session expiry
   const DeadlockReport* deadlock = nullptr;
+  std::string_view holder;    // checkouts and records: the lease owner's name
+  std::uint64_t version = 0;  // records
 };
 
 class EventSink {
@@ -214,6 +228,8 @@ struct EngineOptions {
   // Session ids start above this. A server picks a base above every id it
   // handed out before a restart, so a stale id never names a new session.
   SessionId session_id_base = 0;
+  // Record bodies longer than this are refused with kBodyTooLarge.
+  std::size_t max_body_bytes = 1 << 20;
   // Not owned; may be null. Must outlive the engine.
   EventSink* events = nullptr;
 };
@@ -270,10 +286,55 @@ class Engine {
   // (ns, principal, resource).
   std::vector<LockInfo> ListLocks(Time now, std::string_view ns);
 
+  // --- Records and checkouts (API.md, "Records and checkouts") ------------
+  // Each command is one atomic decision. Name errors (namespace, key, owner,
+  // token) are refused before anything changes.
+  void SetNamespaceOptions(std::string_view ns, NamespaceOptions options);
+  // Creates a record with version 1. kExists if the key has a record;
+  // kBodyTooLarge.
+  Result<std::uint64_t> InsertRecord(Time now, RecordKey key,
+                                     std::string_view body);
+  // kNotFound when the key has neither a record nor a lease.
+  Result<RecordView> GetRecord(Time now, RecordKey key);
+  // kBadRequest for a limit outside 1..1000.
+  Result<RecordPage> ListRecords(Time now, const ListRecordsQuery& query);
+  // Granted when there is no lease, it has expired, or the caller holds it
+  // (a renewal: same token and fence, new expiry). kBadRequest for ttl <= 0
+  // or an empty token.
+  Result<CheckoutOutcome> Checkout(Time now, const CheckoutRequest& request);
+  // Replaces the body and bumps the version. Needs the caller's unexpired
+  // lease. kNotFound without a record; kBodyTooLarge.
+  Result<WriteOutcome> Save(Time now, RecordKey key, LeaseProof proof,
+                            std::string_view body,
+                            std::optional<std::uint64_t> if_version);
+  // Ends the caller's unexpired lease; the key is then free with no owner.
+  // kNotFound when the key is unknown.
+  Result<WriteOutcome> Checkin(Time now, RecordKey key, LeaseProof proof);
+  // Removes the record and its lease; needs the caller's unexpired lease.
+  // kNotFound without a record.
+  Result<WriteOutcome> DeleteRecord(Time now, RecordKey key, LeaseProof proof);
+  // Clears every lease of `ns` that expired at least `older_than` ago.
+  // Returns how many. kBadRequest for a negative age.
+  Result<std::size_t> PurgeExpired(Time now, std::string_view ns,
+                                   std::chrono::milliseconds older_than);
+  // The administrator's forced release. Returns whether a lease was there.
+  // kNotFound when the key is unknown.
+  Result<bool> BreakCheckout(Time now, RecordKey key);
+
+  // --- Durability -----------------------------------------------------------
+  // Loads what a Store holds. Only on a new engine, before any command;
+  // kBadRequest otherwise or for a row that breaks the rules (e.g. a name).
+  Status Restore(Time now, const DurableState& state);
+  // The journal entries made since the last call, in order. A caller must
+  // make them durable before it answers the command that made them.
+  JournalBatch TakeJournal();
+  bool HasJournal() const;
+
   // --- Time ---------------------------------------------------------------
   // Applies every expiry and timeout due at or before `now`.
   void AdvanceTo(Time now);
-  // The earliest instant at which AdvanceTo would change something.
+  // The earliest instant at which AdvanceTo would change something (a
+  // session expiry, a wait timeout, a lease running out).
   std::optional<Time> NextDeadline() const;
   // Results of parked requests decided since the last call, in order.
   std::vector<FinishedWait> TakeFinishedWaits();

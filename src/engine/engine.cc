@@ -8,7 +8,9 @@
 #include <unordered_set>
 
 #include "engine/deadlock_detector.h"
+#include "engine/fence_source.h"
 #include "engine/lock_table.h"
+#include "engine/record_table.h"
 #include "engine/session_table.h"
 
 namespace leasehold {
@@ -55,7 +57,8 @@ class Engine::Impl {
  public:
   explicit Impl(EngineOptions options)
       : events_(options.events),
-        last_fence_(options.fence_floor),
+        fences_(options.fence_floor, &journal_),
+        records_(options.max_body_bytes, &fences_, &journal_, options.events),
         sessions_(options.session_id_base) {}
 
   ~Impl() {
@@ -313,25 +316,51 @@ class Engine::Impl {
     return out;
   }
 
+  // --- Records and checkouts -------------------------------------------------
+
+  engine::RecordTable& records() { return records_; }
+
+  Status Restore(Time now, const DurableState& state) {
+    if (started_) {
+      return Status(StatusCode::kBadRequest,
+                    "Restore must come before any command");
+    }
+    if (Status st = records_.Restore(now, state.rows); !st.ok()) return st;
+    Fence highest = state.fences_reserved;
+    for (const KeyRow& row : state.rows) highest = std::max(highest, row.fence);
+    fences_.Restore(highest);
+    return Status::Ok();
+  }
+
+  JournalBatch TakeJournal() { return std::exchange(journal_, {}); }
+  bool HasJournal() const { return !journal_.empty(); }
+
   // --- Time -----------------------------------------------------------------
 
   // Applies everything due at or before `now`; returns the effective now.
   Time AdvanceTo(Time now) {
+    started_ = true;
     now = std::max(now, last_now_);
     last_now_ = now;
+    // Apply what fell due in deadline order: wait timeouts first, then
+    // session expiries, then leases running out, at equal instants.
     while (true) {
-      const bool has_wait =
-          !wait_deadlines_.empty() && wait_deadlines_.begin()->first <= now;
+      std::optional<Time> wait_at, session_at, lease_at = records_.NextExpiry();
+      if (!wait_deadlines_.empty()) wait_at = wait_deadlines_.begin()->first;
       Session* expiring = sessions_.EarliestExpiry();
-      const bool has_expiry =
-          expiring != nullptr && expiring->expires_at <= now;
-      if (has_wait && (!has_expiry || wait_deadlines_.begin()->first <=
-                                          expiring->expires_at)) {
-        const auto [at, id] = *wait_deadlines_.begin();
+      if (expiring != nullptr) session_at = expiring->expires_at;
+      const auto due = [&](std::optional<Time> t, std::optional<Time> a,
+                           std::optional<Time> b) {
+        return t && *t <= now && (!a || *t <= *a) && (!b || *t <= *b);
+      };
+      if (due(wait_at, session_at, lease_at)) {
+        const WaitId id = wait_deadlines_.begin()->second;
         ++timeouts_;
-        AbortWait(waits_.at(id), AcquireResult::kTimeout, at, nullptr);
-      } else if (has_expiry) {
-        End(expiring, expiring->expires_at, EventType::kSessionExpired);
+        AbortWait(waits_.at(id), AcquireResult::kTimeout, *wait_at, nullptr);
+      } else if (due(session_at, std::nullopt, lease_at)) {
+        End(expiring, *session_at, EventType::kSessionExpired);
+      } else if (due(lease_at, std::nullopt, std::nullopt)) {
+        records_.ExpireDue(*lease_at);
       } else {
         return now;
       }
@@ -343,6 +372,9 @@ class Engine::Impl {
     if (!wait_deadlines_.empty()) next = wait_deadlines_.begin()->first;
     if (Session* s = sessions_.EarliestExpiry()) {
       if (!next || s->expires_at < *next) next = s->expires_at;
+    }
+    if (auto lease = records_.NextExpiry()) {
+      if (!next || *lease < *next) next = *lease;
     }
     return next;
   }
@@ -361,7 +393,9 @@ class Engine::Impl {
     st.waiting = waits_.size();
     st.deadlocks = deadlocks_;
     st.timeouts = timeouts_;
-    st.last_fence = last_fence_;
+    st.last_fence = fences_.last();
+    st.keys = records_.key_count();
+    st.active_checkouts = records_.active_leases();
     return st;
   }
 
@@ -408,11 +442,11 @@ class Engine::Impl {
                  Time now) {
     Grant* g = table_.FindGrant(r, s, owner);
     if (g == nullptr) {
-      g = table_.AddGrant(r, s, owner, mode, ++last_fence_, now);
+      g = table_.AddGrant(r, s, owner, mode, fences_.Next(), now);
     } else {
       table_.SetGrantMode(g, Combine(g->mode, mode));
       ++g->count;
-      g->fence = ++last_fence_;
+      g->fence = fences_.Next();
     }
     Event e = LockEvent(EventType::kLockGranted, now, s, r, owner);
     e.mode = g->mode;
@@ -714,7 +748,10 @@ class Engine::Impl {
   }
 
   EventSink* events_;
-  Fence last_fence_;
+  JournalBatch journal_;
+  engine::FenceSource fences_;
+  engine::RecordTable records_;
+  bool started_ = false;  // a command has run: Restore is too late
   Time last_now_{};
   SessionTable sessions_;
   LockTable table_;
@@ -792,5 +829,53 @@ std::vector<FinishedWait> Engine::TakeFinishedWaits() {
   return impl_->TakeFinishedWaits();
 }
 EngineStats Engine::Stats() const { return impl_->Stats(); }
+
+}  // namespace leasehold
+
+namespace leasehold {
+
+// Records and checkouts: every command first applies what fell due.
+void Engine::SetNamespaceOptions(std::string_view ns, NamespaceOptions o) {
+  impl_->records().SetNamespaceOptions(ns, o);
+}
+Result<std::uint64_t> Engine::InsertRecord(Time now, RecordKey key,
+                                           std::string_view body) {
+  return impl_->records().Insert(impl_->AdvanceTo(now), key, body);
+}
+Result<RecordView> Engine::GetRecord(Time now, RecordKey key) {
+  return impl_->records().Get(impl_->AdvanceTo(now), key);
+}
+Result<RecordPage> Engine::ListRecords(Time now, const ListRecordsQuery& q) {
+  return impl_->records().List(impl_->AdvanceTo(now), q);
+}
+Result<CheckoutOutcome> Engine::Checkout(Time now, const CheckoutRequest& r) {
+  return impl_->records().Checkout(impl_->AdvanceTo(now), r);
+}
+Result<WriteOutcome> Engine::Save(Time now, RecordKey key, LeaseProof proof,
+                                  std::string_view body,
+                                  std::optional<std::uint64_t> if_version) {
+  return impl_->records().Save(impl_->AdvanceTo(now), key, proof, body,
+                               if_version);
+}
+Result<WriteOutcome> Engine::Checkin(Time now, RecordKey key,
+                                     LeaseProof proof) {
+  return impl_->records().Checkin(impl_->AdvanceTo(now), key, proof);
+}
+Result<WriteOutcome> Engine::DeleteRecord(Time now, RecordKey key,
+                                          LeaseProof proof) {
+  return impl_->records().Delete(impl_->AdvanceTo(now), key, proof);
+}
+Result<std::size_t> Engine::PurgeExpired(Time now, std::string_view ns,
+                                         std::chrono::milliseconds older) {
+  return impl_->records().Purge(impl_->AdvanceTo(now), ns, older);
+}
+Result<bool> Engine::BreakCheckout(Time now, RecordKey key) {
+  return impl_->records().Break(impl_->AdvanceTo(now), key);
+}
+Status Engine::Restore(Time now, const DurableState& state) {
+  return impl_->Restore(now, state);
+}
+JournalBatch Engine::TakeJournal() { return impl_->TakeJournal(); }
+bool Engine::HasJournal() const { return impl_->HasJournal(); }
 
 }  // namespace leasehold

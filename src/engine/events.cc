@@ -28,8 +28,42 @@ std::string_view EventTypeName(EventType type) {
       return "applock.cancelled";
     case EventType::kLockDeadlock:
       return "applock.deadlock";
+    case EventType::kCheckoutGranted:
+      return "checkout.granted";
+    case EventType::kCheckoutRenewed:
+      return "checkout.renewed";
+    case EventType::kCheckoutReleased:
+      return "checkout.released";
+    case EventType::kCheckoutExpired:
+      return "checkout.expired";
+    case EventType::kRecordInserted:
+      return "record.inserted";
+    case EventType::kRecordSaved:
+      return "record.saved";
+    case EventType::kRecordDeleted:
+      return "record.deleted";
   }
   return "unknown";
+}
+
+std::string_view LeaseStateName(LeaseState state) {
+  return state == LeaseState::kLocked ? "locked" : "free";
+}
+
+std::string_view RefusalReasonName(RefusalReason reason) {
+  switch (reason) {
+    case RefusalReason::kNone:
+      return "none";
+    case RefusalReason::kNotOwner:
+      return "not_owner";
+    case RefusalReason::kExpired:
+      return "expired";
+    case RefusalReason::kVersionMismatch:
+      return "version_mismatch";
+    case RefusalReason::kTokenRequired:
+      return "token_required";
+  }
+  return "none";
 }
 
 }  // namespace leasehold

@@ -1,0 +1,58 @@
+// The journal: the durable changes an engine command makes, in the order it
+// made them. The engine produces entries; a Store makes them durable; on
+// start-up the Store's state is loaded back into the engine.
+#ifndef LEASEHOLD_JOURNAL_H_
+#define LEASEHOLD_JOURNAL_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "leasehold/clock.h"
+#include "leasehold/types.h"
+
+namespace leasehold {
+
+// The whole durable state of one key: its record and its lease.
+struct KeyRow {
+  std::string ns;
+  std::string key;
+  bool has_record = false;
+  std::string body;           // meaningful when has_record
+  std::uint64_t version = 0;  // 0 when there is no record
+  // The lease. locked_by outlives expiry (it is the last owner's name); the
+  // lease is absent when lock_expires_at is empty.
+  std::string locked_by;
+  std::string token;
+  std::optional<Time> lock_expires_at;
+  Fence fence = 0;  // of the latest checkout grant
+
+  friend bool operator==(const KeyRow&, const KeyRow&) = default;
+};
+
+struct JournalEntry {
+  enum class Kind : std::uint8_t {
+    kPutKey,         // insert or replace `row`
+    kPutLease,       // set only the lease columns of `row` (creating the key
+                     // without a record if it is new); body is not carried
+    kDeleteKey,      // remove (row.ns, row.key)
+    kReserveFences,  // fences up to `fences_reserved` may be handed out
+  };
+  Kind kind = Kind::kPutKey;
+  KeyRow row;
+  Fence fences_reserved = 0;
+};
+
+using JournalBatch = std::vector<JournalEntry>;
+
+// What a Store holds, and what the engine starts from.
+struct DurableState {
+  std::vector<KeyRow> rows;
+  // Every fence ever handed out is at most this.
+  Fence fences_reserved = 0;
+};
+
+}  // namespace leasehold
+
+#endif  // LEASEHOLD_JOURNAL_H_

@@ -1,0 +1,104 @@
+// Records and checkouts: the vocabulary of visible locks with an expiry.
+// The commands are Engine methods (engine.h); semantics in API.md, "Records
+// and checkouts".
+#ifndef LEASEHOLD_RECORDS_H_
+#define LEASEHOLD_RECORDS_H_
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "leasehold/clock.h"
+#include "leasehold/types.h"
+
+namespace leasehold {
+
+struct RecordKey {
+  std::string_view ns;
+  std::string_view key;
+};
+
+// How a caller proves it holds a lease: the token when not empty, else the
+// owner name (refused where the namespace requires tokens).
+struct LeaseProof {
+  std::string_view owner;
+  std::string_view token;
+};
+
+enum class LeaseState : std::uint8_t { kFree, kLocked };
+std::string_view LeaseStateName(LeaseState state);  // "free", "locked"
+
+// A key as a reader sees it at `now`.
+struct RecordView {
+  std::string key;
+  bool has_record = false;
+  std::string body;           // empty in listings
+  std::uint64_t version = 0;  // 0 when there is no record
+  std::string locked_by;  // empty: no owner (never checked out, or released)
+  std::optional<Time> lock_expires_at;
+  LeaseState state = LeaseState::kFree;  // locked while now < lock_expires_at
+  Fence fence = 0;
+};
+
+struct RecordPage {
+  std::vector<RecordView> records;  // in key order, bodies left out
+  std::optional<std::string> next;  // pass as `after` for the next page
+};
+
+struct ListRecordsQuery {
+  std::string_view ns{};
+  std::optional<LeaseState> state{};  // only keys in this state
+  std::string_view prefix{};          // only keys starting with this
+  std::string_view after{};           // only keys after this one
+  std::size_t limit = 100;            // 1..1000
+};
+
+struct CheckoutRequest {
+  RecordKey key;
+  std::string_view owner;            // 1..255 characters
+  std::chrono::milliseconds ttl{0};  // > 0
+  // The caller's token. The server makes a random one (128 bits) when the
+  // client sends none; a client that sends its own makes retries idempotent.
+  std::string_view token;
+  // True when the token came from the client: then only the token can renew.
+  // False: a checkout by the current holder's name renews its lease.
+  bool client_token = false;
+};
+
+struct CheckoutOutcome {
+  bool granted = false;
+  bool renewed = false;  // granted to the holder again: same token and fence
+  std::string token;     // on a grant
+  Fence fence = 0;       // on a grant
+  // On a grant: the new expiry. On a refusal: who holds it until when.
+  std::string locked_by;
+  std::optional<Time> lock_expires_at;
+};
+
+// Why a holder-only command was refused.
+enum class RefusalReason : std::uint8_t {
+  kNone = 0,
+  kNotOwner,         // someone else holds the lease, or there is none
+  kExpired,          // the caller's lease has expired
+  kVersionMismatch,  // if_version did not match
+  kTokenRequired,    // the namespace refuses name-only proof
+};
+// "not_owner", "expired", "version_mismatch", "token_required".
+std::string_view RefusalReasonName(RefusalReason reason);
+
+struct WriteOutcome {
+  bool done = false;  // saved, released, deleted
+  RefusalReason reason = RefusalReason::kNone;
+  std::uint64_t version = 0;  // after a save
+};
+
+struct NamespaceOptions {
+  bool require_token = false;
+};
+
+}  // namespace leasehold
+
+#endif  // LEASEHOLD_RECORDS_H_

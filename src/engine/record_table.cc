@@ -1,0 +1,410 @@
+#include "engine/record_table.h"
+
+namespace leasehold::engine {
+namespace {
+
+constexpr std::size_t kMaxListLimit = 1000;
+
+Status NotFound(RecordKey key) {
+  return Status(StatusCode::kNotFound, "no key \"" + std::string(key.key) +
+                                           "\" in namespace \"" +
+                                           std::string(key.ns) + "\"");
+}
+
+WriteOutcome Refused(RefusalReason reason) {
+  WriteOutcome out;
+  out.reason = reason;
+  return out;
+}
+
+}  // namespace
+
+void RecordTable::SetNamespaceOptions(std::string_view ns,
+                                      NamespaceOptions options) {
+  FindOrCreateNamespace(ns).ns->options = options;
+}
+
+RecordTable::Found RecordTable::Find(RecordKey key) {
+  Found f;
+  auto ns = namespaces_.find(key.ns);
+  if (ns == namespaces_.end()) return f;
+  f.ns = &ns->second;
+  f.ns_name = &ns->first;
+  f.it = f.ns->keys.find(key.key);
+  return f;
+}
+
+RecordTable::Found RecordTable::FindOrCreateNamespace(std::string_view ns) {
+  auto it = namespaces_.find(ns);
+  if (it == namespaces_.end()) it = namespaces_.emplace(ns, Namespace{}).first;
+  Found f;
+  f.ns = &it->second;
+  f.ns_name = &it->first;
+  f.it = f.ns->keys.end();
+  return f;
+}
+
+Status RecordTable::ValidateKey(RecordKey key) const {
+  if (Status st = ValidateName(key.ns, "namespace"); !st.ok()) return st;
+  return ValidateName(key.key, "key");
+}
+
+Status RecordTable::ValidateBody(std::string_view body) const {
+  if (body.size() <= max_body_bytes_) return Status::Ok();
+  return Status(StatusCode::kBodyTooLarge,
+                "record body is " + std::to_string(body.size()) +
+                    " bytes; the limit is " + std::to_string(max_body_bytes_));
+}
+
+Status RecordTable::ValidateProof(LeaseProof proof) {
+  if (proof.owner.empty() && proof.token.empty()) {
+    return Status(StatusCode::kBadRequest,
+                  "give the lease's token, or the owner name");
+  }
+  if (!proof.token.empty()) return ValidateName(proof.token, "token");
+  return ValidateName(proof.owner, "owner");
+}
+
+RefusalReason RecordTable::CheckHolder(const Namespace& ns, const KeyState& k,
+                                       LeaseProof proof, Time now) {
+  if (proof.token.empty() && ns.options.require_token) {
+    return RefusalReason::kTokenRequired;
+  }
+  if (!k.expires) return RefusalReason::kNotOwner;
+  const bool matches = !proof.token.empty() ? proof.token == k.token
+                                            : proof.owner == k.locked_by;
+  if (!matches) return RefusalReason::kNotOwner;
+  if (now >= *k.expires) return RefusalReason::kExpired;
+  return RefusalReason::kNone;
+}
+
+Result<std::uint64_t> RecordTable::Insert(Time now, RecordKey key,
+                                          std::string_view body) {
+  if (Status st = ValidateKey(key); !st.ok()) return std::unexpected(st);
+  if (Status st = ValidateBody(body); !st.ok()) return std::unexpected(st);
+  Found f = FindOrCreateNamespace(key.ns);
+  auto [it, inserted] = f.ns->keys.try_emplace(std::string(key.key));
+  KeyState& k = it->second;
+  if (!inserted && k.has_record) {
+    return Error(StatusCode::kExists,
+                 "key \"" + std::string(key.key) + "\" already has a record");
+  }
+  if (inserted) ++key_count_;
+  k.has_record = true;
+  k.body = body;
+  k.version = 1;
+  JournalPut(*f.ns_name, it->first, k, JournalEntry::Kind::kPutKey);
+  Emit(EventType::kRecordInserted, now, key.ns, key.key, k);
+  return k.version;
+}
+
+Result<RecordView> RecordTable::Get(Time now, RecordKey key) const {
+  if (Status st = ValidateKey(key); !st.ok()) return std::unexpected(st);
+  auto ns = namespaces_.find(key.ns);
+  if (ns == namespaces_.end()) return std::unexpected(NotFound(key));
+  auto it = ns->second.keys.find(key.key);
+  if (it == ns->second.keys.end()) return std::unexpected(NotFound(key));
+  return View(it->first, it->second, now, /*with_body=*/true);
+}
+
+Result<RecordPage> RecordTable::List(Time now,
+                                     const ListRecordsQuery& q) const {
+  if (Status st = ValidateName(q.ns, "namespace"); !st.ok()) {
+    return std::unexpected(st);
+  }
+  if (q.limit == 0 || q.limit > kMaxListLimit) {
+    return Error(StatusCode::kBadRequest, "limit must be between 1 and 1000");
+  }
+  RecordPage page;
+  auto ns = namespaces_.find(q.ns);
+  if (ns == namespaces_.end()) return page;
+  const KeyMap& keys = ns->second.keys;
+  auto it =
+      q.after.empty() ? keys.lower_bound(q.prefix) : keys.upper_bound(q.after);
+  if (!q.after.empty() && q.prefix > q.after) it = keys.lower_bound(q.prefix);
+  for (; it != keys.end(); ++it) {
+    if (!it->first.starts_with(q.prefix)) break;
+    RecordView v = View(it->first, it->second, now, /*with_body=*/false);
+    if (q.state && v.state != *q.state) continue;
+    if (page.records.size() == q.limit) {
+      page.next = page.records.back().key;
+      break;
+    }
+    page.records.push_back(std::move(v));
+  }
+  return page;
+}
+
+Result<CheckoutOutcome> RecordTable::Checkout(Time now,
+                                              const CheckoutRequest& r) {
+  if (Status st = ValidateKey(r.key); !st.ok()) return std::unexpected(st);
+  if (Status st = ValidateName(r.owner, "owner"); !st.ok()) {
+    return std::unexpected(st);
+  }
+  if (Status st = ValidateName(r.token, "token"); !st.ok()) {
+    return std::unexpected(st);
+  }
+  if (r.ttl.count() <= 0) {
+    return Error(StatusCode::kBadRequest, "ttl_ms must be greater than 0");
+  }
+  Found f = FindOrCreateNamespace(r.key.ns);
+  auto [it, inserted] = f.ns->keys.try_emplace(std::string(r.key.key));
+  KeyState& k = it->second;
+  if (inserted) ++key_count_;
+  const Time expires = now + r.ttl;
+  CheckoutOutcome out;
+  if (k.expires && now < *k.expires) {
+    const bool holder = r.client_token ? r.token == k.token
+                                       : (r.owner == k.locked_by &&
+                                          !f.ns->options.require_token);
+    if (!holder) {
+      out.locked_by = k.locked_by;
+      out.lock_expires_at = k.expires;
+      return out;
+    }
+    out.renewed = true;
+    SetLease(*f.ns_name, it->first, k, expires);
+    Emit(EventType::kCheckoutRenewed, now, r.key.ns, r.key.key, k);
+  } else {
+    k.locked_by = r.owner;
+    k.token = r.token;
+    k.fence = fences_->Next();
+    SetLease(*f.ns_name, it->first, k, expires);
+    Emit(EventType::kCheckoutGranted, now, r.key.ns, r.key.key, k);
+  }
+  JournalPut(*f.ns_name, it->first, k, JournalEntry::Kind::kPutLease);
+  out.granted = true;
+  out.token = k.token;
+  out.fence = k.fence;
+  out.locked_by = k.locked_by;
+  out.lock_expires_at = k.expires;
+  return out;
+}
+
+Result<WriteOutcome> RecordTable::Save(
+    Time now, RecordKey key, LeaseProof proof, std::string_view body,
+    std::optional<std::uint64_t> if_version) {
+  if (Status st = ValidateKey(key); !st.ok()) return std::unexpected(st);
+  if (Status st = ValidateProof(proof); !st.ok()) return std::unexpected(st);
+  if (Status st = ValidateBody(body); !st.ok()) return std::unexpected(st);
+  Found f = Find(key);
+  if (f.ns == nullptr || f.it == f.ns->keys.end() || !f.it->second.has_record) {
+    return std::unexpected(NotFound(key));
+  }
+  KeyState& k = f.it->second;
+  if (auto reason = CheckHolder(*f.ns, k, proof, now);
+      reason != RefusalReason::kNone) {
+    return Refused(reason);
+  }
+  if (if_version && *if_version != k.version) {
+    return Refused(RefusalReason::kVersionMismatch);
+  }
+  k.body = body;
+  ++k.version;
+  JournalPut(*f.ns_name, f.it->first, k, JournalEntry::Kind::kPutKey);
+  Emit(EventType::kRecordSaved, now, key.ns, key.key, k);
+  WriteOutcome out;
+  out.done = true;
+  out.version = k.version;
+  return out;
+}
+
+Result<WriteOutcome> RecordTable::Checkin(Time now, RecordKey key,
+                                          LeaseProof proof) {
+  if (Status st = ValidateKey(key); !st.ok()) return std::unexpected(st);
+  if (Status st = ValidateProof(proof); !st.ok()) return std::unexpected(st);
+  Found f = Find(key);
+  if (f.ns == nullptr || f.it == f.ns->keys.end()) {
+    return std::unexpected(NotFound(key));
+  }
+  if (auto reason = CheckHolder(*f.ns, f.it->second, proof, now);
+      reason != RefusalReason::kNone) {
+    return Refused(reason);
+  }
+  ClearLease(*f.ns, *f.ns_name, f.it, now);
+  WriteOutcome out;
+  out.done = true;
+  return out;
+}
+
+Result<WriteOutcome> RecordTable::Delete(Time now, RecordKey key,
+                                         LeaseProof proof) {
+  if (Status st = ValidateKey(key); !st.ok()) return std::unexpected(st);
+  if (Status st = ValidateProof(proof); !st.ok()) return std::unexpected(st);
+  Found f = Find(key);
+  if (f.ns == nullptr || f.it == f.ns->keys.end() || !f.it->second.has_record) {
+    return std::unexpected(NotFound(key));
+  }
+  KeyState& k = f.it->second;
+  if (auto reason = CheckHolder(*f.ns, k, proof, now);
+      reason != RefusalReason::kNone) {
+    return Refused(reason);
+  }
+  Emit(EventType::kRecordDeleted, now, key.ns, key.key, k);
+  SetLease(*f.ns_name, f.it->first, k, std::nullopt);
+  JournalDelete(*f.ns_name, f.it->first);
+  f.ns->keys.erase(f.it);
+  --key_count_;
+  WriteOutcome out;
+  out.done = true;
+  return out;
+}
+
+Result<std::size_t> RecordTable::Purge(Time now, std::string_view ns,
+                                       std::chrono::milliseconds older_than) {
+  if (Status st = ValidateName(ns, "namespace"); !st.ok()) {
+    return std::unexpected(st);
+  }
+  if (older_than.count() < 0) {
+    return Error(StatusCode::kBadRequest, "older_than_ms must be 0 or more");
+  }
+  auto found = namespaces_.find(ns);
+  if (found == namespaces_.end()) return 0;
+  Namespace& space = found->second;
+  std::size_t purged = 0;
+  for (auto it = space.keys.begin(); it != space.keys.end();) {
+    auto next = std::next(it);
+    const KeyState& k = it->second;
+    if (k.expires && *k.expires <= now && now - *k.expires >= older_than) {
+      ClearLease(space, found->first, it, now);
+      ++purged;
+    }
+    it = next;
+  }
+  return purged;
+}
+
+Result<bool> RecordTable::Break(Time now, RecordKey key) {
+  if (Status st = ValidateKey(key); !st.ok()) return std::unexpected(st);
+  Found f = Find(key);
+  if (f.ns == nullptr || f.it == f.ns->keys.end()) {
+    return std::unexpected(NotFound(key));
+  }
+  if (!f.it->second.expires) return false;
+  ClearLease(*f.ns, *f.ns_name, f.it, now);
+  return true;
+}
+
+Status RecordTable::Restore(Time now, const std::vector<KeyRow>& rows) {
+  for (const KeyRow& row : rows) {
+    const RecordKey key{row.ns, row.key};
+    if (Status st = ValidateKey(key); !st.ok()) return st;
+    if (!row.has_record && !row.lock_expires_at) {
+      return Status(
+          StatusCode::kBadRequest,
+          "stored key \"" + row.key + "\" has neither record nor lease");
+    }
+    Found f = FindOrCreateNamespace(row.ns);
+    auto [it, inserted] = f.ns->keys.try_emplace(row.key);
+    if (!inserted) {
+      return Status(StatusCode::kBadRequest,
+                    "stored key \"" + row.key + "\" appears twice");
+    }
+    ++key_count_;
+    KeyState& k = it->second;
+    k.has_record = row.has_record;
+    k.body = row.body;
+    k.version = row.version;
+    k.locked_by = row.locked_by;
+    k.token = row.token;
+    k.fence = row.fence;
+    k.expires = row.lock_expires_at;
+    if (k.expires && now < *k.expires) {
+      expiries_.emplace(*k.expires, f.ns_name, &it->first);
+    }
+  }
+  return Status::Ok();
+}
+
+void RecordTable::ExpireDue(Time now) {
+  while (!expiries_.empty() && std::get<0>(*expiries_.begin()) <= now) {
+    const auto [at, ns, key] = *expiries_.begin();
+    expiries_.erase(expiries_.begin());
+    const KeyState& k = namespaces_.find(*ns)->second.keys.find(*key)->second;
+    Emit(EventType::kCheckoutExpired, at, *ns, *key, k);
+  }
+}
+
+std::optional<Time> RecordTable::NextExpiry() const {
+  if (expiries_.empty()) return std::nullopt;
+  return std::get<0>(*expiries_.begin());
+}
+
+void RecordTable::SetLease(const std::string& ns, const std::string& key,
+                           KeyState& k, std::optional<Time> expires) {
+  if (k.expires) expiries_.erase(Expiry{*k.expires, &ns, &key});
+  k.expires = expires;
+  if (k.expires) expiries_.emplace(*k.expires, &ns, &key);
+}
+
+void RecordTable::ClearLease(Namespace& ns, const std::string& ns_name,
+                             KeyMap::iterator it, Time now) {
+  KeyState& k = it->second;
+  Emit(EventType::kCheckoutReleased, now, ns_name, it->first, k);
+  SetLease(ns_name, it->first, k, std::nullopt);
+  k.locked_by.clear();
+  k.token.clear();
+  if (k.has_record) {
+    JournalPut(ns_name, it->first, k, JournalEntry::Kind::kPutLease);
+    return;
+  }
+  JournalDelete(ns_name, it->first);
+  ns.keys.erase(it);
+  --key_count_;
+}
+
+void RecordTable::JournalPut(const std::string& ns, const std::string& key,
+                             const KeyState& k, JournalEntry::Kind kind) {
+  JournalEntry e;
+  e.kind = kind;
+  e.row.ns = ns;
+  e.row.key = key;
+  e.row.has_record = k.has_record;
+  if (kind == JournalEntry::Kind::kPutKey) e.row.body = k.body;
+  e.row.version = k.version;
+  e.row.locked_by = k.locked_by;
+  e.row.token = k.token;
+  e.row.lock_expires_at = k.expires;
+  e.row.fence = k.fence;
+  journal_->push_back(std::move(e));
+}
+
+void RecordTable::JournalDelete(const std::string& ns, const std::string& key) {
+  JournalEntry e;
+  e.kind = JournalEntry::Kind::kDeleteKey;
+  e.row.ns = ns;
+  e.row.key = key;
+  journal_->push_back(std::move(e));
+}
+
+RecordView RecordTable::View(const std::string& key, const KeyState& k,
+                             Time now, bool with_body) const {
+  RecordView v;
+  v.key = key;
+  v.has_record = k.has_record;
+  if (with_body) v.body = k.body;
+  v.version = k.version;
+  v.locked_by = k.locked_by;
+  v.lock_expires_at = k.expires;
+  v.state =
+      k.expires && now < *k.expires ? LeaseState::kLocked : LeaseState::kFree;
+  v.fence = k.fence;
+  return v;
+}
+
+void RecordTable::Emit(EventType type, Time now, std::string_view ns,
+                       std::string_view key, const KeyState& k) {
+  if (events_ == nullptr) return;
+  Event e;
+  e.type = type;
+  e.at = now;
+  e.ns = ns;
+  e.resource = key;
+  e.holder = k.locked_by;
+  e.until = k.expires;
+  e.fence = k.fence;
+  e.version = k.version;
+  events_->OnEvent(e);
+}
+
+}  // namespace leasehold::engine

@@ -1,0 +1,106 @@
+// RecordTable: keys per namespace, each with an optional record and an
+// optional lease; the checkout rules of API.md, each command one atomic
+// decision. Internal to the engine; single-threaded.
+#ifndef LEASEHOLD_ENGINE_RECORD_TABLE_H_
+#define LEASEHOLD_ENGINE_RECORD_TABLE_H_
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <tuple>
+
+#include "engine/fence_source.h"
+#include "leasehold/engine.h"
+
+namespace leasehold::engine {
+
+class RecordTable {
+ public:
+  RecordTable(std::size_t max_body_bytes, FenceSource* fences,
+              JournalBatch* journal, EventSink* events)
+      : max_body_bytes_(max_body_bytes),
+        fences_(fences),
+        journal_(journal),
+        events_(events) {}
+
+  void SetNamespaceOptions(std::string_view ns, NamespaceOptions options);
+  Result<std::uint64_t> Insert(Time now, RecordKey key, std::string_view body);
+  Result<RecordView> Get(Time now, RecordKey key) const;
+  Result<RecordPage> List(Time now, const ListRecordsQuery& query) const;
+  Result<CheckoutOutcome> Checkout(Time now, const CheckoutRequest& request);
+  Result<WriteOutcome> Save(Time now, RecordKey key, LeaseProof proof,
+                            std::string_view body,
+                            std::optional<std::uint64_t> if_version);
+  Result<WriteOutcome> Checkin(Time now, RecordKey key, LeaseProof proof);
+  Result<WriteOutcome> Delete(Time now, RecordKey key, LeaseProof proof);
+  Result<std::size_t> Purge(Time now, std::string_view ns,
+                            std::chrono::milliseconds older_than);
+  Result<bool> Break(Time now, RecordKey key);
+
+  Status Restore(Time now, const std::vector<KeyRow>& rows);
+
+  // Reports leases that ran out at or before `now` (checkout.expired).
+  void ExpireDue(Time now);
+  std::optional<Time> NextExpiry() const;
+
+  std::size_t key_count() const { return key_count_; }
+  std::size_t active_leases() const { return expiries_.size(); }
+
+ private:
+  struct KeyState {
+    bool has_record = false;
+    std::string body;
+    std::uint64_t version = 0;
+    std::string locked_by;
+    std::string token;
+    std::optional<Time> expires;
+    Fence fence = 0;
+  };
+  using KeyMap = std::map<std::string, KeyState, std::less<>>;
+  struct Namespace {
+    KeyMap keys;
+    NamespaceOptions options;
+  };
+  struct Found {
+    Namespace* ns = nullptr;  // null when the namespace is unknown
+    const std::string* ns_name = nullptr;
+    KeyMap::iterator it;  // valid when ns is set; may be ns->keys.end()
+  };
+  // Unexpired leases by expiry, so that expiry can be announced.
+  using Expiry = std::tuple<Time, const std::string*, const std::string*>;
+
+  Found Find(RecordKey key);
+  Found FindOrCreateNamespace(std::string_view ns);
+  Status ValidateKey(RecordKey key) const;
+  Status ValidateBody(std::string_view body) const;
+  static Status ValidateProof(LeaseProof proof);
+  static RefusalReason CheckHolder(const Namespace& ns, const KeyState& k,
+                                   LeaseProof proof, Time now);
+
+  void SetLease(const std::string& ns, const std::string& key, KeyState& k,
+                std::optional<Time> expires);
+  // Clears the lease; forgets the key if it has no record either.
+  void ClearLease(Namespace& ns, const std::string& ns_name,
+                  KeyMap::iterator it, Time now);
+  void JournalPut(const std::string& ns, const std::string& key,
+                  const KeyState& k, JournalEntry::Kind kind);
+  void JournalDelete(const std::string& ns, const std::string& key);
+  RecordView View(const std::string& key, const KeyState& k, Time now,
+                  bool with_body) const;
+  void Emit(EventType type, Time now, std::string_view ns, std::string_view key,
+            const KeyState& k);
+
+  std::size_t max_body_bytes_;
+  FenceSource* fences_;
+  JournalBatch* journal_;
+  EventSink* events_;
+  std::map<std::string, Namespace, std::less<>> namespaces_;
+  std::set<Expiry> expiries_;
+  std::size_t key_count_ = 0;
+};
+
+}  // namespace leasehold::engine
+
+#endif  // LEASEHOLD_ENGINE_RECORD_TABLE_H_
