@@ -267,7 +267,9 @@ class Engine {
   // owner without a transaction), kBadTimeout (< -1), kBadMode (kNoLock or a
   // combined mode), kWaitPending (the session already waits), name errors.
   Result<AcquireOutcome> Acquire(Time now, const AcquireRequest& request);
-  // Drops one reference. kNotHeld when the owner holds nothing there.
+  // Drops one reference. kNotHeld when the owner holds nothing there;
+  // kWaitPending when the session is waiting to convert its lock on this
+  // same resource (cancel the wait first).
   Status Release(Time now, const ReleaseRequest& request);
   // APPLOCK_MODE: the owner's current mode, kNoLock if none.
   Result<LockMode> Mode(Time now, SessionId session, const LockKey& key,
