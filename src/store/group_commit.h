@@ -1,0 +1,81 @@
+// GroupCommitter: many writers, one fsync.
+//
+// Writers Submit() journal batches from any thread and get a sequence
+// number; one background thread takes everything queued, appends it to the
+// Store as ONE batch (one SQLite transaction, one fsync), and then marks
+// every sequence number in it durable. Under load, batches grow by
+// themselves: while one commit is in flight, the next one fills up.
+//
+// After a failed append the committer stays failed: every later Wait()
+// answers kUnavailable, because the engine's memory is then ahead of the
+// disk and only a restart (which reloads from the store) can reconcile them.
+#ifndef LEASEHOLD_STORE_GROUP_COMMIT_H_
+#define LEASEHOLD_STORE_GROUP_COMMIT_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "store/store.h"
+
+namespace leasehold {
+
+struct GroupCommitStats {
+  std::uint64_t batches = 0;  // appends made
+  std::uint64_t entries = 0;  // journal entries written
+  std::uint64_t submits = 0;  // Submit() calls with entries
+  std::uint64_t last_batch_entries = 0;
+  double last_commit_seconds = 0;
+  double total_commit_seconds = 0;
+};
+
+class GroupCommitter {
+ public:
+  using Seq = std::uint64_t;
+  using Callback = std::function<void(const Status&)>;
+
+  // `store` must outlive the committer. Starts the writer thread.
+  explicit GroupCommitter(Store* store);
+  // Writes what is queued, then stops the writer thread.
+  ~GroupCommitter();
+  GroupCommitter(const GroupCommitter&) = delete;
+  GroupCommitter& operator=(const GroupCommitter&) = delete;
+
+  // Queues `batch` (may be empty) and returns its sequence number. Batches
+  // are written in the order their Submit() calls returned. Thread-safe.
+  Seq Submit(JournalBatch batch);
+  // The sequence number of the last Submit(), durable or not.
+  Seq last_submitted() const;
+  // Blocks until `seq` is durable: OK, or kUnavailable if the store failed.
+  // Thread-safe.
+  Status Wait(Seq seq);
+  // Calls `done` once `seq` is durable (at once if it already is), on the
+  // writer thread or the caller's. `done` must not call back into this.
+  void OnDurable(Seq seq, Callback done);
+
+  GroupCommitStats Stats() const;
+
+ private:
+  void WriterLoop();
+
+  Store* store_;
+  mutable std::mutex mu_;
+  std::condition_variable work_;     // the writer waits for batches
+  std::condition_variable durable_;  // writers wait for their sequence
+  std::vector<JournalBatch> queue_;
+  std::vector<std::pair<Seq, Callback>> callbacks_;
+  Seq submitted_ = 0;
+  Seq durable_seq_ = 0;
+  Status failure_;
+  bool stopping_ = false;
+  GroupCommitStats stats_;
+  std::thread writer_;
+};
+
+}  // namespace leasehold
+
+#endif  // LEASEHOLD_STORE_GROUP_COMMIT_H_

@@ -1,0 +1,289 @@
+#include "store/sqlite/sqlite_store.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include "store/sqlite/migrations.h"
+#include "store/sqlite/sqlite_db.h"
+
+namespace leasehold {
+namespace {
+
+using sqlite::Database;
+using sqlite::Statement;
+
+Status Refuse(const std::string& path, const std::string& why) {
+  return Status(
+      StatusCode::kUnavailable,
+      "refusing to use " + path + ": " + why + ". The file was not modified.");
+}
+
+// Reads the 16-byte header without SQLite, so that a file that is not a
+// database is refused before anything could write to it.
+bool HasSqliteHeader(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char header[16] = {};
+  in.read(header, sizeof header);
+  return in.gcount() == sizeof header &&
+         std::string_view(header, sizeof header) ==
+             std::string_view("SQLite format 3\0", 16);
+}
+
+std::int64_t ToMicros(Time t) { return t.time_since_epoch().count(); }
+Time FromMicros(std::int64_t us) { return Time(Duration(us)); }
+
+class SqliteStore final : public Store {
+ public:
+  explicit SqliteStore(std::string path) : path_(std::move(path)) {}
+
+  Status Open(const SqliteStoreOptions& options) {
+    if (options.synchronous != "FULL" && options.synchronous != "NORMAL") {
+      return Status(StatusCode::kBadRequest,
+                    "synchronous must be FULL or NORMAL");
+    }
+    std::error_code ec;
+    const bool exists = std::filesystem::exists(path_, ec);
+    if (!exists && !options.create_if_missing) {
+      return Status(StatusCode::kUnavailable, path_ + " does not exist");
+    }
+    if (exists && std::filesystem::file_size(path_, ec) > 0 &&
+        !HasSqliteHeader(path_)) {
+      return Refuse(path_,
+                    "it is not a SQLite database (corrupt or another "
+                    "kind of file)");
+    }
+    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
+    if (!exists) flags |= SQLITE_OPEN_CREATE;
+    if (Status st = db_.Open(path_, flags); !st.ok()) return st;
+    if (Status st = CheckIdentity(); !st.ok()) return st;
+    if (options.verify_on_open) {
+      if (Status st = Verify(); !st.ok()) return st;
+    }
+    // Only now may anything be written.
+    if (Status st = db_.Exec("PRAGMA journal_mode=WAL"); !st.ok()) return st;
+    if (Status st = db_.Exec("PRAGMA synchronous=" + options.synchronous);
+        !st.ok()) {
+      return st;
+    }
+    if (Status st = Migrate(); !st.ok()) return st;
+    return PrepareStatements();
+  }
+
+  Result<DurableState> Load() override {
+    DurableState state;
+    auto rows = db_.Prepare(
+        "SELECT ns, key, has_record, body, version, locked_by, token, "
+        "lock_expires_us, fence FROM keys");
+    if (!rows) return std::unexpected(rows.error());
+    int rc;
+    while ((rc = rows->Step()) == SQLITE_ROW) {
+      KeyRow row;
+      row.ns = rows->ColumnText(0);
+      row.key = rows->ColumnText(1);
+      row.has_record = rows->ColumnInt(2) != 0;
+      row.body = rows->ColumnText(3);
+      row.version = static_cast<std::uint64_t>(rows->ColumnInt(4));
+      row.locked_by = rows->ColumnText(5);
+      row.token = rows->ColumnText(6);
+      if (!rows->ColumnIsNull(7))
+        row.lock_expires_at = FromMicros(rows->ColumnInt(7));
+      row.fence = static_cast<Fence>(rows->ColumnInt(8));
+      state.rows.push_back(std::move(row));
+    }
+    if (rc != SQLITE_DONE) return std::unexpected(Corrupt("reading keys"));
+    auto fences =
+        db_.QueryInt("SELECT value FROM meta WHERE name = 'fences_reserved'");
+    if (!fences) return std::unexpected(Corrupt("reading meta"));
+    state.fences_reserved = static_cast<Fence>(*fences);
+    return state;
+  }
+
+  Status Append(const JournalBatch& batch) override {
+    if (batch.empty()) return Status::Ok();
+    if (Status st = Run(begin_); !st.ok()) return st;
+    for (const JournalEntry& e : batch) {
+      if (Status st = Apply(e); !st.ok()) {
+        (void)Run(rollback_);  // best effort; the error above matters
+        return st;
+      }
+    }
+    return Run(commit_);
+  }
+
+  std::string Describe() const override { return "sqlite:" + path_; }
+
+ private:
+  // Refuses files that are not leasehold databases or are too new.
+  Status CheckIdentity() {
+    auto app = db_.QueryInt("PRAGMA application_id");
+    if (!app) return Corrupt("reading the header");
+    auto version = db_.QueryInt("PRAGMA user_version");
+    if (!version) return Corrupt("reading the header");
+    auto tables = db_.QueryInt("SELECT count(*) FROM sqlite_schema");
+    if (!tables) return Corrupt("reading the schema");
+    const bool empty = *app == 0 && *version == 0 && *tables == 0;
+    if (!empty && *app != sqlite::kApplicationId) {
+      return Refuse(path_,
+                    "it is a SQLite database of another application "
+                    "(application_id " +
+                        std::to_string(*app) + ")");
+    }
+    if (*version > SqliteSchemaVersion()) {
+      return Refuse(path_, "its schema version " + std::to_string(*version) +
+                               " is newer than this leasehold understands (" +
+                               std::to_string(SqliteSchemaVersion()) +
+                               "); run a newer leasehold");
+    }
+    schema_version_ = static_cast<int>(*version);
+    return Status::Ok();
+  }
+
+  // Reads every page once (PRAGMA quick_check), so that a damaged file is
+  // refused before anything is written to it.
+  Status Verify() {
+    auto check = db_.Prepare("PRAGMA quick_check(5)");
+    if (!check) return Corrupt("checking the database");
+    std::string problems;
+    int rc;
+    while ((rc = check->Step()) == SQLITE_ROW) {
+      const std::string line = check->ColumnText(0);
+      if (line != "ok") problems += (problems.empty() ? "" : "; ") + line;
+    }
+    if (rc != SQLITE_DONE) return Corrupt("checking the database");
+    if (!problems.empty()) {
+      return Refuse(path_, "the database is corrupt (" + problems +
+                               "); restore it from a backup");
+    }
+    return Status::Ok();
+  }
+
+  Status Migrate() {
+    for (const sqlite::Migration& m : sqlite::Migrations()) {
+      if (m.version <= schema_version_) continue;
+      const std::string sql =
+          "BEGIN IMMEDIATE;" + std::string(m.sql) +
+          "PRAGMA application_id=" + std::to_string(sqlite::kApplicationId) +
+          ";PRAGMA user_version=" + std::to_string(m.version) + ";COMMIT;";
+      if (Status st = db_.Exec(sql); !st.ok()) {
+        (void)db_.Exec("ROLLBACK");
+        return Status(StatusCode::kUnavailable, "migration to schema version " +
+                                                    std::to_string(m.version) +
+                                                    " failed: " + st.message());
+      }
+      schema_version_ = m.version;
+    }
+    return Status::Ok();
+  }
+
+  Status PrepareStatements() {
+    struct {
+      Statement* stmt;
+      const char* sql;
+    } const all[] = {
+        {&begin_, "BEGIN IMMEDIATE"},
+        {&commit_, "COMMIT"},
+        {&rollback_, "ROLLBACK"},
+        {&put_key_,
+         "INSERT INTO keys (ns, key, has_record, body, version, locked_by, "
+         "token, lock_expires_us, fence) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
+         "?8, ?9) ON CONFLICT (ns, key) DO UPDATE SET "
+         "has_record = excluded.has_record, body = excluded.body, "
+         "version = excluded.version, locked_by = excluded.locked_by, "
+         "token = excluded.token, lock_expires_us = excluded.lock_expires_us, "
+         "fence = excluded.fence"},
+        {&put_lease_,
+         "INSERT INTO keys (ns, key, has_record, body, version, locked_by, "
+         "token, lock_expires_us, fence) VALUES (?1, ?2, 0, x'', 0, ?3, ?4, "
+         "?5, ?6) ON CONFLICT (ns, key) DO UPDATE SET "
+         "locked_by = excluded.locked_by, token = excluded.token, "
+         "lock_expires_us = excluded.lock_expires_us, fence = excluded.fence"},
+        {&delete_key_, "DELETE FROM keys WHERE ns = ?1 AND key = ?2"},
+        {&reserve_,
+         "UPDATE meta SET value = max(value, ?1) WHERE name = "
+         "'fences_reserved'"},
+    };
+    for (const auto& [stmt, sql] : all) {
+      auto s = db_.Prepare(sql);
+      if (!s) return s.error();
+      *stmt = std::move(*s);
+    }
+    return Status::Ok();
+  }
+
+  Status Apply(const JournalEntry& e) {
+    const KeyRow& r = e.row;
+    switch (e.kind) {
+      case JournalEntry::Kind::kPutKey:
+        put_key_.BindText(1, r.ns);
+        put_key_.BindText(2, r.key);
+        put_key_.BindInt(3, r.has_record ? 1 : 0);
+        put_key_.BindBlob(4, r.body);
+        put_key_.BindInt(5, static_cast<std::int64_t>(r.version));
+        put_key_.BindText(6, r.locked_by);
+        put_key_.BindText(7, r.token);
+        BindTime(put_key_, 8, r.lock_expires_at);
+        put_key_.BindInt(9, static_cast<std::int64_t>(r.fence));
+        return Run(put_key_);
+      case JournalEntry::Kind::kPutLease:
+        put_lease_.BindText(1, r.ns);
+        put_lease_.BindText(2, r.key);
+        put_lease_.BindText(3, r.locked_by);
+        put_lease_.BindText(4, r.token);
+        BindTime(put_lease_, 5, r.lock_expires_at);
+        put_lease_.BindInt(6, static_cast<std::int64_t>(r.fence));
+        return Run(put_lease_);
+      case JournalEntry::Kind::kDeleteKey:
+        delete_key_.BindText(1, r.ns);
+        delete_key_.BindText(2, r.key);
+        return Run(delete_key_);
+      case JournalEntry::Kind::kReserveFences:
+        reserve_.BindInt(1, static_cast<std::int64_t>(e.fences_reserved));
+        return Run(reserve_);
+    }
+    return Status(StatusCode::kInternal, "unknown journal entry");
+  }
+
+  static void BindTime(Statement& s, int i, const std::optional<Time>& t) {
+    if (t) {
+      s.BindInt(i, ToMicros(*t));
+    } else {
+      s.BindNull(i);
+    }
+  }
+
+  Status Run(Statement& s) {
+    const int rc = s.Step();
+    s.Reset();
+    if (rc == SQLITE_DONE || rc == SQLITE_ROW) return Status::Ok();
+    return db_.LastError("write to " + path_ + " failed");
+  }
+
+  Status Corrupt(const std::string& what) {
+    const int rc = sqlite3_errcode(db_.handle());
+    if (rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB) {
+      return Refuse(path_, "the database is corrupt (" + what + ": " +
+                               sqlite3_errmsg(db_.handle()) +
+                               "); restore it from a backup");
+    }
+    return db_.LastError(what + " in " + path_);
+  }
+
+  std::string path_;
+  Database db_;
+  int schema_version_ = 0;
+  Statement begin_, commit_, rollback_, put_key_, put_lease_, delete_key_,
+      reserve_;
+};
+
+}  // namespace
+
+int SqliteSchemaVersion() { return sqlite::Migrations().back().version; }
+
+Result<std::unique_ptr<Store>> OpenSqliteStore(
+    const std::string& path, const SqliteStoreOptions& options) {
+  auto store = std::make_unique<SqliteStore>(path);
+  if (Status st = store->Open(options); !st.ok()) return std::unexpected(st);
+  return store;
+}
+
+}  // namespace leasehold

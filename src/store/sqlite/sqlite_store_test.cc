@@ -1,0 +1,163 @@
+// SQLite-specific behaviour: what it refuses to open, and how it is set up.
+// The behaviour every Store shares is in tests/store/.
+#include "store/sqlite/sqlite_store.h"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <fstream>
+#include <iterator>
+
+#include "tests/testing/temp_dir.h"
+
+namespace leasehold {
+namespace {
+
+using testing::TempDir;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void WriteFile(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+// Runs `sql` on a plain SQLite connection (not through the store).
+void RawExec(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK)
+      << sqlite3_errmsg(db);
+  sqlite3_close(db);
+}
+
+std::int64_t RawQueryInt(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  sqlite3_open(path.c_str(), &db);
+  sqlite3_stmt* s = nullptr;
+  sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr);
+  std::int64_t v = -1;
+  if (sqlite3_step(s) == SQLITE_ROW) v = sqlite3_column_int64(s, 0);
+  sqlite3_finalize(s);
+  sqlite3_close(db);
+  return v;
+}
+
+TEST(SqliteStore, CreatesAVersionedWalDatabase) {
+  TempDir dir;
+  const std::string path = dir.File("l.db");
+  {
+    auto store = OpenSqliteStore(path);
+    ASSERT_TRUE(store.has_value()) << store.error().ToString();
+    EXPECT_EQ((*store)->Describe(), "sqlite:" + path);
+  }
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), SqliteSchemaVersion());
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA application_id"), 0x4C534844);
+  std::ifstream header(path, std::ios::binary);
+  char b[20] = {};
+  header.read(b, 20);
+  EXPECT_EQ(b[18], 2) << "file format 2 means WAL";
+}
+
+TEST(SqliteStore, OpensTwiceWithoutMigratingAgain) {
+  TempDir dir;
+  const std::string path = dir.File("l.db");
+  ASSERT_TRUE(OpenSqliteStore(path).has_value());
+  auto again = OpenSqliteStore(path);
+  ASSERT_TRUE(again.has_value()) << again.error().ToString();
+  auto state = (*again)->Load();
+  ASSERT_TRUE(state.has_value());
+  EXPECT_TRUE(state->rows.empty());
+}
+
+TEST(SqliteStore, RefusesANewerSchemaAndLeavesTheFileAlone) {
+  TempDir dir;
+  const std::string path = dir.File("l.db");
+  ASSERT_TRUE(OpenSqliteStore(path).has_value());
+  RawExec(path, "PRAGMA user_version = 99; PRAGMA journal_mode = DELETE;");
+  const std::string before = ReadFile(path);
+  auto store = OpenSqliteStore(path);
+  ASSERT_FALSE(store.has_value());
+  EXPECT_EQ(store.error().code(), StatusCode::kUnavailable);
+  EXPECT_NE(store.error().message().find("newer"), std::string::npos)
+      << store.error().message();
+  EXPECT_NE(store.error().message().find("not modified"), std::string::npos);
+  EXPECT_TRUE(ReadFile(path) == before) << "the file was modified";
+}
+
+TEST(SqliteStore, RefusesAFileThatIsNotADatabase) {
+  TempDir dir;
+  const std::string path = dir.File("l.db");
+  WriteFile(path, std::string(4096, 'x'));
+  auto store = OpenSqliteStore(path);
+  ASSERT_FALSE(store.has_value());
+  EXPECT_NE(store.error().message().find("not a SQLite database"),
+            std::string::npos)
+      << store.error().message();
+  EXPECT_TRUE(ReadFile(path) == std::string(4096, 'x'));
+}
+
+TEST(SqliteStore, RefusesACorruptDatabaseAndLeavesItAlone) {
+  TempDir dir;
+  const std::string path = dir.File("l.db");
+  {
+    auto store = OpenSqliteStore(path);
+    ASSERT_TRUE(store.has_value());
+    JournalBatch batch;
+    for (int i = 0; i < 2000; ++i) {
+      JournalEntry e;
+      e.row = KeyRow{"ns", "key" + std::to_string(i),
+                     true, std::string(200, 'b'),
+                     1,    "",
+                     "",   std::nullopt,
+                     0};
+      batch.push_back(e);
+    }
+    ASSERT_TRUE((*store)->Append(batch).ok());
+  }
+  RawExec(path, "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE;");
+  // Scribble over the pages after the first one: the header stays valid.
+  std::string bytes = ReadFile(path);
+  ASSERT_GT(bytes.size(), 16384u);
+  for (std::size_t i = 4096; i < bytes.size(); i += 7) bytes[i] = '\x5a';
+  WriteFile(path, bytes);
+  auto store = OpenSqliteStore(path);
+  Status failure = store.has_value() ? Status::Ok() : store.error();
+  if (store.has_value()) {
+    auto loaded = (*store)->Load();
+    ASSERT_FALSE(loaded.has_value()) << "a scribbled database loaded";
+    failure = loaded.error();
+  }
+  EXPECT_EQ(failure.code(), StatusCode::kUnavailable);
+  EXPECT_NE(failure.message().find("corrupt"), std::string::npos)
+      << failure.message();
+  EXPECT_TRUE(ReadFile(path) == bytes) << "the corrupt file was modified";
+}
+
+TEST(SqliteStore, RefusesAnotherApplicationsDatabase) {
+  TempDir dir;
+  const std::string path = dir.File("other.db");
+  RawExec(path, "CREATE TABLE invoices (id INTEGER PRIMARY KEY);");
+  const std::string before = ReadFile(path);
+  auto store = OpenSqliteStore(path);
+  ASSERT_FALSE(store.has_value());
+  EXPECT_NE(store.error().message().find("another application"),
+            std::string::npos);
+  EXPECT_TRUE(ReadFile(path) == before) << "the file was modified";
+}
+
+TEST(SqliteStore, OptionsAreChecked) {
+  TempDir dir;
+  EXPECT_EQ(
+      OpenSqliteStore(dir.File("a.db"), {.synchronous = "OFF"}).error().code(),
+      StatusCode::kBadRequest);
+  EXPECT_FALSE(
+      OpenSqliteStore(dir.File("missing.db"), {.create_if_missing = false})
+          .has_value());
+  EXPECT_FALSE(OpenSqliteStore(dir.File("no/such/dir/a.db")).has_value());
+}
+
+}  // namespace
+}  // namespace leasehold
