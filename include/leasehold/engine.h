@@ -326,6 +326,10 @@ class Engine {
   // --- Durability -----------------------------------------------------------
   // Loads what a Store holds. Only on a new engine, before any command;
   // kBadRequest otherwise or for a row that breaks the rules (e.g. a name).
+  // RestoreKey takes one key at a time (fastest in (ns, key) order);
+  // RestoreFences the store's fence reservation; Restore does both.
+  Status RestoreKey(Time now, KeyRow&& row);
+  Status RestoreFences(Fence reserved);
   Status Restore(Time now, const DurableState& state);
   // The journal entries made since the last call, in order. A caller must
   // make them durable before it answers the command that made them.

@@ -320,15 +320,21 @@ class Engine::Impl {
 
   engine::RecordTable& records() { return records_; }
 
-  Status Restore(Time now, const DurableState& state) {
+  Status RestoreKey(Time now, KeyRow&& row) {
     if (started_) {
       return Status(StatusCode::kBadRequest,
                     "Restore must come before any command");
     }
-    if (Status st = records_.Restore(now, state.rows); !st.ok()) return st;
-    Fence highest = state.fences_reserved;
-    for (const KeyRow& row : state.rows) highest = std::max(highest, row.fence);
-    fences_.Restore(highest);
+    fences_.Restore(row.fence);
+    return records_.RestoreKey(now, std::move(row));
+  }
+
+  Status RestoreFences(Fence reserved) {
+    if (started_) {
+      return Status(StatusCode::kBadRequest,
+                    "Restore must come before any command");
+    }
+    fences_.Restore(reserved);
     return Status::Ok();
   }
 
@@ -872,8 +878,17 @@ Result<std::size_t> Engine::PurgeExpired(Time now, std::string_view ns,
 Result<bool> Engine::BreakCheckout(Time now, RecordKey key) {
   return impl_->records().Break(impl_->AdvanceTo(now), key);
 }
+Status Engine::RestoreKey(Time now, KeyRow&& row) {
+  return impl_->RestoreKey(now, std::move(row));
+}
+Status Engine::RestoreFences(Fence reserved) {
+  return impl_->RestoreFences(reserved);
+}
 Status Engine::Restore(Time now, const DurableState& state) {
-  return impl_->Restore(now, state);
+  for (const KeyRow& row : state.rows) {
+    if (Status st = RestoreKey(now, KeyRow(row)); !st.ok()) return st;
+  }
+  return RestoreFences(state.fences_reserved);
 }
 JournalBatch Engine::TakeJournal() { return impl_->TakeJournal(); }
 bool Engine::HasJournal() const { return impl_->HasJournal(); }

@@ -285,33 +285,39 @@ Result<bool> RecordTable::Break(Time now, RecordKey key) {
   return true;
 }
 
-Status RecordTable::Restore(Time now, const std::vector<KeyRow>& rows) {
-  for (const KeyRow& row : rows) {
-    const RecordKey key{row.ns, row.key};
-    if (Status st = ValidateKey(key); !st.ok()) return st;
-    if (!row.has_record && !row.lock_expires_at) {
-      return Status(
-          StatusCode::kBadRequest,
-          "stored key \"" + row.key + "\" has neither record nor lease");
-    }
-    Found f = FindOrCreateNamespace(row.ns);
-    auto [it, inserted] = f.ns->keys.try_emplace(row.key);
-    if (!inserted) {
-      return Status(StatusCode::kBadRequest,
-                    "stored key \"" + row.key + "\" appears twice");
-    }
-    ++key_count_;
-    KeyState& k = it->second;
-    k.has_record = row.has_record;
-    k.body = row.body;
-    k.version = row.version;
-    k.locked_by = row.locked_by;
-    k.token = row.token;
-    k.fence = row.fence;
-    k.expires = row.lock_expires_at;
-    if (k.expires && now < *k.expires) {
-      expiries_.emplace(*k.expires, f.ns_name, &it->first);
-    }
+Status RecordTable::RestoreKey(Time now, KeyRow&& row) {
+  if (Status st = ValidateKey({row.ns, row.key}); !st.ok()) return st;
+  if (!row.has_record && !row.lock_expires_at) {
+    return Status(
+        StatusCode::kBadRequest,
+        "stored key \"" + row.key + "\" has neither record nor lease");
+  }
+  Found& f = last_restored_;
+  if (f.ns == nullptr || *f.ns_name != row.ns) {
+    f = FindOrCreateNamespace(row.ns);
+  }
+  KeyMap& keys = f.ns->keys;
+  // In order: append at the end without a search. Otherwise search.
+  const bool in_order = keys.empty() || keys.rbegin()->first < row.key;
+  const std::size_t before = keys.size();
+  auto it = in_order
+                ? keys.emplace_hint(keys.end(), std::move(row.key), KeyState{})
+                : keys.try_emplace(std::move(row.key)).first;
+  if (keys.size() == before) {
+    return Status(StatusCode::kBadRequest,
+                  "stored key \"" + it->first + "\" appears twice");
+  }
+  ++key_count_;
+  KeyState& k = it->second;
+  k.has_record = row.has_record;
+  k.body = std::move(row.body);
+  k.version = row.version;
+  k.locked_by = std::move(row.locked_by);
+  k.token = std::move(row.token);
+  k.fence = row.fence;
+  k.expires = row.lock_expires_at;
+  if (k.expires && now < *k.expires) {
+    expiries_.emplace(*k.expires, f.ns_name, &it->first);
   }
   return Status::Ok();
 }

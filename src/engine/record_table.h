@@ -39,7 +39,9 @@ class RecordTable {
                             std::chrono::milliseconds older_than);
   Result<bool> Break(Time now, RecordKey key);
 
-  Status Restore(Time now, const std::vector<KeyRow>& rows);
+  // Loads one stored key. Keys arriving in (ns, key) order are appended
+  // without searching.
+  Status RestoreKey(Time now, KeyRow&& row);
 
   // Reports leases that ran out at or before `now` (checkout.expired).
   void ExpireDue(Time now);
@@ -99,6 +101,7 @@ class RecordTable {
   std::map<std::string, Namespace, std::less<>> namespaces_;
   std::set<Expiry> expiries_;
   std::size_t key_count_ = 0;
+  Found last_restored_;  // where RestoreKey appended last
 };
 
 }  // namespace leasehold::engine

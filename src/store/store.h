@@ -7,6 +7,7 @@
 #ifndef LEASEHOLD_STORE_STORE_H_
 #define LEASEHOLD_STORE_STORE_H_
 
+#include <functional>
 #include <string>
 
 #include "leasehold/journal.h"
@@ -18,8 +19,15 @@ class Store {
  public:
   virtual ~Store() = default;
 
-  // Everything stored. Fails (kUnavailable) when the data cannot be read.
-  virtual Result<DurableState> Load() = 0;
+  // Calls `on_key` for every stored key, in (ns, key) byte order, then
+  // returns the fence reservation. Stops at the first error `on_key`
+  // returns, and returns it. Fails (kUnavailable) when the data cannot be
+  // read. Streaming keeps a restart's memory to the engine's own.
+  using KeyVisitor = std::function<Status(KeyRow&& row)>;
+  virtual Result<Fence> Load(const KeyVisitor& on_key) = 0;
+
+  // Everything stored, collected (for tests and tools).
+  Result<DurableState> LoadAll();
 
   // Applies `batch` atomically and durably: when this returns OK every entry
   // survives a crash of the process or the machine; on an error none of them

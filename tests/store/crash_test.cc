@@ -78,7 +78,7 @@ RoundResult Check(const std::string& db, const std::string& acks) {
   auto store = OpenSqliteStore(db);
   EXPECT_TRUE(store.has_value()) << store.error().ToString();
   if (!store) return result;
-  auto state = (*store)->Load();
+  auto state = (*store)->LoadAll();
   EXPECT_TRUE(state.has_value());
   if (!state) return result;
   std::map<std::string, const KeyRow*> rows;

@@ -66,13 +66,9 @@ class StoreConformance : public ::testing::TestWithParam<StoreBackend> {
     ASSERT_NE(store_, nullptr);
   }
   DurableState Load() {
-    auto s = store_->Load();
+    auto s = store_->LoadAll();
     EXPECT_TRUE(s.has_value()) << s.error().ToString();
     if (!s) return {};
-    std::sort(s->rows.begin(), s->rows.end(),
-              [](const KeyRow& a, const KeyRow& b) {
-                return std::tie(a.ns, a.key) < std::tie(b.ns, b.key);
-              });
     return *s;
   }
   void Append(const JournalBatch& batch) {
@@ -195,6 +191,36 @@ TEST_P(StoreConformance, NamespacesKeepKeysApart) {
   const DurableState s = Load();
   ASSERT_EQ(s.rows.size(), 1u);
   EXPECT_EQ(s.rows[0].ns, "other");
+}
+
+TEST_P(StoreConformance, LoadsInNamespaceAndKeyByteOrder) {
+  JournalBatch batch;
+  for (const char* ns : {"b", "a"}) {
+    for (const char* key :
+         {"note:10", "note:2", "Note", "\xC3\xA9", "note:1"}) {
+      KeyRow r = Row(key);
+      r.ns = ns;
+      batch.push_back(Put(r));
+    }
+  }
+  Append(batch);
+  std::vector<std::pair<std::string, std::string>> order;
+  for (const KeyRow& r : Load().rows) order.emplace_back(r.ns, r.key);
+  auto sorted = order;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(order, sorted);
+  EXPECT_EQ(order.size(), 10u);
+}
+
+TEST_P(StoreConformance, LoadStopsAtTheVisitorsError) {
+  Append({Put(Row("a")), Put(Row("b")), Put(Row("c"))});
+  int seen = 0;
+  auto result = store_->Load([&](KeyRow&&) {
+    return ++seen == 2 ? Status(StatusCode::kBadRequest, "stop") : Status::Ok();
+  });
+  ASSERT_FALSE(result.has_value());
+  EXPECT_EQ(result.error().message(), "stop");
+  EXPECT_EQ(seen, 2);
 }
 
 TEST_P(StoreConformance, EverythingSurvivesReopening) {

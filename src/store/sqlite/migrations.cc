@@ -16,7 +16,7 @@ CREATE TABLE keys (
   lock_expires_us  INTEGER,            -- microseconds since 1970, UTC
   fence            INTEGER NOT NULL,
   PRIMARY KEY (ns, key)
-);
+) WITHOUT ROWID;  -- one b-tree in key order: one write per put, ordered loads
 CREATE TABLE meta (
   name   TEXT PRIMARY KEY,
   value  INTEGER NOT NULL

@@ -69,11 +69,10 @@ class SqliteStore final : public Store {
     return PrepareStatements();
   }
 
-  Result<DurableState> Load() override {
-    DurableState state;
+  Result<Fence> Load(const KeyVisitor& on_key) override {
     auto rows = db_.Prepare(
         "SELECT ns, key, has_record, body, version, locked_by, token, "
-        "lock_expires_us, fence FROM keys");
+        "lock_expires_us, fence FROM keys ORDER BY ns, key");
     if (!rows) return std::unexpected(rows.error());
     int rc;
     while ((rc = rows->Step()) == SQLITE_ROW) {
@@ -85,17 +84,18 @@ class SqliteStore final : public Store {
       row.version = static_cast<std::uint64_t>(rows->ColumnInt(4));
       row.locked_by = rows->ColumnText(5);
       row.token = rows->ColumnText(6);
-      if (!rows->ColumnIsNull(7))
+      if (!rows->ColumnIsNull(7)) {
         row.lock_expires_at = FromMicros(rows->ColumnInt(7));
+      }
       row.fence = static_cast<Fence>(rows->ColumnInt(8));
-      state.rows.push_back(std::move(row));
+      if (Status st = on_key(std::move(row)); !st.ok())
+        return std::unexpected(st);
     }
     if (rc != SQLITE_DONE) return std::unexpected(Corrupt("reading keys"));
     auto fences =
         db_.QueryInt("SELECT value FROM meta WHERE name = 'fences_reserved'");
     if (!fences) return std::unexpected(Corrupt("reading meta"));
-    state.fences_reserved = static_cast<Fence>(*fences);
-    return state;
+    return static_cast<Fence>(*fences);
   }
 
   Status Append(const JournalBatch& batch) override {

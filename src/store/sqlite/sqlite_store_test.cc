@@ -67,7 +67,7 @@ TEST(SqliteStore, OpensTwiceWithoutMigratingAgain) {
   ASSERT_TRUE(OpenSqliteStore(path).has_value());
   auto again = OpenSqliteStore(path);
   ASSERT_TRUE(again.has_value()) << again.error().ToString();
-  auto state = (*again)->Load();
+  auto state = (*again)->LoadAll();
   ASSERT_TRUE(state.has_value());
   EXPECT_TRUE(state->rows.empty());
 }
@@ -126,7 +126,7 @@ TEST(SqliteStore, RefusesACorruptDatabaseAndLeavesItAlone) {
   auto store = OpenSqliteStore(path);
   Status failure = store.has_value() ? Status::Ok() : store.error();
   if (store.has_value()) {
-    auto loaded = (*store)->Load();
+    auto loaded = (*store)->LoadAll();
     ASSERT_FALSE(loaded.has_value()) << "a scribbled database loaded";
     failure = loaded.error();
   }
