@@ -21,7 +21,6 @@ GroupCommitter::Seq GroupCommitter::Submit(JournalBatch batch) {
   const Seq seq = ++submitted_;
   if (!batch.empty()) ++stats_.submits;
   queue_.push_back(std::move(batch));
-  work_.notify_one();
   return seq;
 }
 
@@ -32,7 +31,13 @@ GroupCommitter::Seq GroupCommitter::last_submitted() const {
 
 Status GroupCommitter::Wait(Seq seq) {
   std::unique_lock lock(mu_);
-  durable_.wait(lock, [&] { return durable_seq_ >= seq || !failure_.ok(); });
+  while (durable_seq_ < seq && failure_.ok()) {
+    if (writing_) {
+      durable_.wait(lock);
+    } else {
+      CommitQueued(lock);  // become the leader
+    }
+  }
   return durable_seq_ >= seq ? Status::Ok() : failure_;
 }
 
@@ -45,6 +50,7 @@ void GroupCommitter::OnDurable(Seq seq, Callback done) {
     return;
   }
   callbacks_.emplace_back(seq, std::move(done));
+  work_.notify_one();
 }
 
 GroupCommitStats GroupCommitter::Stats() const {
@@ -55,60 +61,72 @@ GroupCommitStats GroupCommitter::Stats() const {
 void GroupCommitter::WriterLoop() {
   std::unique_lock lock(mu_);
   while (true) {
-    work_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-    if (queue_.empty()) return;  // stopping, and everything is written
-    std::vector<JournalBatch> taken;
-    taken.swap(queue_);
-    const Seq last = submitted_;
-    lock.unlock();
-
-    JournalBatch batch;
-    for (JournalBatch& b : taken) {
-      if (batch.empty()) {
-        batch = std::move(b);
-      } else {
-        batch.insert(batch.end(), std::make_move_iterator(b.begin()),
-                     std::make_move_iterator(b.end()));
-      }
+    work_.wait(lock,
+               [&] { return stopping_ || (!callbacks_.empty() && !writing_); });
+    if (stopping_) {
+      while (writing_) durable_.wait(lock);
+      if (!queue_.empty()) CommitQueued(lock);
+      return;
     }
-    const auto start = std::chrono::steady_clock::now();
-    Status st = failure_.ok() ? store_->Append(batch) : failure_;
-    const std::chrono::duration<double> took =
-        std::chrono::steady_clock::now() - start;
+    CommitQueued(lock);
+  }
+}
 
-    lock.lock();
-    if (st.ok()) {
-      durable_seq_ = last;
-      if (!batch.empty()) {
-        ++stats_.batches;
-        stats_.entries += batch.size();
-        stats_.last_batch_entries = batch.size();
-        stats_.last_commit_seconds = took.count();
-        stats_.total_commit_seconds += took.count();
-      }
+void GroupCommitter::CommitQueued(std::unique_lock<std::mutex>& lock) {
+  writing_ = true;
+  std::vector<JournalBatch> taken;
+  taken.swap(queue_);
+  const Seq last = submitted_;
+  const Status earlier_failure = failure_;
+  lock.unlock();
+
+  JournalBatch batch;
+  for (JournalBatch& b : taken) {
+    if (batch.empty()) {
+      batch = std::move(b);
     } else {
-      failure_ = st;
-    }
-    std::vector<std::pair<Seq, Callback>> ready;
-    for (auto it = callbacks_.begin(); it != callbacks_.end();) {
-      if (it->first <= durable_seq_ || !failure_.ok()) {
-        ready.push_back(std::move(*it));
-        it = callbacks_.erase(it);
-      } else {
-        ++it;
-      }
-    }
-    durable_.notify_all();
-    if (!ready.empty()) {
-      const Status failure = failure_;
-      const Seq durable = durable_seq_;
-      lock.unlock();
-      for (auto& [seq, done] : ready) {
-        done(seq <= durable ? Status::Ok() : failure);
-      }
-      lock.lock();
+      batch.insert(batch.end(), std::make_move_iterator(b.begin()),
+                   std::make_move_iterator(b.end()));
     }
   }
+  const auto start = std::chrono::steady_clock::now();
+  const Status st =
+      earlier_failure.ok() ? store_->Append(batch) : earlier_failure;
+  const std::chrono::duration<double> took =
+      std::chrono::steady_clock::now() - start;
+
+  lock.lock();
+  writing_ = false;
+  if (st.ok()) {
+    durable_seq_ = last;
+    if (!batch.empty()) {
+      ++stats_.batches;
+      stats_.entries += batch.size();
+      stats_.last_batch_entries = batch.size();
+      stats_.last_commit_seconds = took.count();
+      stats_.total_commit_seconds += took.count();
+    }
+  } else {
+    failure_ = st;
+  }
+  std::vector<std::pair<Seq, Callback>> ready;
+  for (auto it = callbacks_.begin(); it != callbacks_.end();) {
+    if (it->first <= durable_seq_ || !failure_.ok()) {
+      ready.push_back(std::move(*it));
+      it = callbacks_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  durable_.notify_all();
+  // More callbacks may wait for batches queued meanwhile.
+  if (!callbacks_.empty()) work_.notify_one();
+  if (ready.empty()) return;
+  const Status failure = failure_;
+  const Seq durable = durable_seq_;
+  lock.unlock();
+  for (auto& [seq, done] : ready) done(seq <= durable ? Status::Ok() : failure);
+  lock.lock();
 }
 
 }  // namespace leasehold

@@ -1,10 +1,14 @@
 // GroupCommitter: many writers, one fsync.
 //
 // Writers Submit() journal batches from any thread and get a sequence
-// number; one background thread takes everything queued, appends it to the
-// Store as ONE batch (one SQLite transaction, one fsync), and then marks
-// every sequence number in it durable. Under load, batches grow by
-// themselves: while one commit is in flight, the next one fills up.
+// number. The first writer that then waits and finds nobody writing
+// becomes the leader: it takes everything queued, appends it to the Store
+// as ONE batch (one SQLite transaction, one fsync), and marks every
+// sequence number in it durable; the others wait for it (leveldb's writer
+// queue). Under load, batches grow by themselves: while one commit is in
+// flight, the next one fills up. A lone writer commits on its own thread,
+// with no hand-off. Callers that cannot block use OnDurable(); a
+// background thread then does the leader's work for them.
 //
 // After a failed append the committer stays failed: every later Wait()
 // answers kUnavailable, because the engine's memory is then ahead of the
@@ -51,7 +55,7 @@ class GroupCommitter {
   // The sequence number of the last Submit(), durable or not.
   Seq last_submitted() const;
   // Blocks until `seq` is durable: OK, or kUnavailable if the store failed.
-  // Thread-safe.
+  // May write on the caller's thread (see above). Thread-safe.
   Status Wait(Seq seq);
   // Calls `done` once `seq` is durable (at once if it already is), on the
   // writer thread or the caller's. `done` must not call back into this.
@@ -61,10 +65,13 @@ class GroupCommitter {
 
  private:
   void WriterLoop();
+  // Writes everything queued as one batch and runs the callbacks it
+  // satisfies. Called and returns with `lock` held and writing_ false.
+  void CommitQueued(std::unique_lock<std::mutex>& lock);
 
   Store* store_;
   mutable std::mutex mu_;
-  std::condition_variable work_;     // the writer waits for batches
+  std::condition_variable work_;     // the background thread waits here
   std::condition_variable durable_;  // writers wait for their sequence
   std::vector<JournalBatch> queue_;
   std::vector<std::pair<Seq, Callback>> callbacks_;
@@ -72,6 +79,7 @@ class GroupCommitter {
   Seq durable_seq_ = 0;
   Status failure_;
   bool stopping_ = false;
+  bool writing_ = false;  // a leader is appending
   GroupCommitStats stats_;
   std::thread writer_;
 };
