@@ -24,10 +24,30 @@ std::optional<std::vector<CycleEdge>> DeadlockDetector::FindCycle(
   last_visited_ = 1;
   stack_.clear();
   blockers_.clear();
+  // No edge leads into a session that holds nothing and has nobody queued
+  // behind it, so no cycle can pass through it.
+  if (start->total_grants() == 0 && start->waiting->next == nullptr) {
+    return std::nullopt;
+  }
+  scanned_.clear();
   auto push = [this](Session* s) {
     s->visited_epoch = epoch_;
     const std::size_t begin = blockers_.size();
-    AppendBlockers(s->waiting, blockers_);
+    const Waiter* w = s->waiting;
+    bool skip = false;
+    // Only a resource with several waiters can repeat work.
+    if (!w->conversion && (w->prev != nullptr || w->next != nullptr)) {
+      // A non-conversion waiter's blockers are a subset of those of any
+      // later non-conversion waiter on the same resource with the same
+      // target: if one was listed, these are reachable already.
+      WaitId& upto = scanned_[w->resource][static_cast<std::size_t>(w->target)];
+      if (upto >= w->id) {
+        skip = true;
+      } else {
+        upto = w->id;
+      }
+    }
+    if (!skip) AppendBlockers(w, blockers_);
     stack_.push_back(Frame{s, begin, blockers_.size()});
   };
   push(start);

@@ -13,7 +13,9 @@
 #ifndef LEASEHOLD_ENGINE_DEADLOCK_DETECTOR_H_
 #define LEASEHOLD_ENGINE_DEADLOCK_DETECTOR_H_
 
+#include <array>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "engine/lock_table.h"
@@ -50,6 +52,10 @@ class DeadlockDetector {
   std::size_t last_visited_ = 0;
   std::vector<Frame> stack_;
   std::vector<Session*> blockers_;
+  // Per search: for each resource and target mode, the newest
+  // non-conversion waiter whose blockers were already listed.
+  std::unordered_map<const Resource*, std::array<WaitId, kLockModeCount>>
+      scanned_;
 };
 
 }  // namespace leasehold::engine

@@ -353,7 +353,7 @@ class Engine::Impl {
     while (true) {
       std::optional<Time> wait_at, session_at, lease_at = records_.NextExpiry();
       if (!wait_deadlines_.empty()) wait_at = wait_deadlines_.begin()->first;
-      Session* expiring = sessions_.EarliestExpiry();
+      Session* expiring = sessions_.EarliestExpiryBy(now);
       if (expiring != nullptr) session_at = expiring->expires_at;
       const auto due = [&](std::optional<Time> t, std::optional<Time> a,
                            std::optional<Time> b) {

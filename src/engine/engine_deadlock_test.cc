@@ -178,5 +178,23 @@ TEST_F(DeadlockTest, ManyWaitersAndLongChainsStayCorrect) {
   EXPECT_EQ(r->deadlock->cycle.size(), 200u);
 }
 
+TEST_F(DeadlockTest, CycleThroughALongQueueIsFound) {
+  // Asha holds r; 200 sessions queue for it; the last also holds r2.
+  const SessionId a = Open("Asha");
+  ASSERT_EQ(Code(a, "r", X), 0);
+  std::vector<SessionId> queue;
+  for (int i = 0; i < 200; ++i) {
+    queue.push_back(Open("q" + std::to_string(i)));
+    if (i == 199) ASSERT_EQ(Code(queue.back(), "r2", X), 0);
+    ASSERT_EQ(Code(queue.back(), "r", X, kSes, -1), 99);
+  }
+  EXPECT_EQ(engine_.Stats().deadlocks, 0u);
+  auto r = Acquire(a, "r2", X, kSes, -1);  // Asha -> q199 -> ... -> Asha
+  EXPECT_EQ(r->result, AcquireResult::kDeadlock);
+  ASSERT_TRUE(r->deadlock.has_value());
+  EXPECT_EQ(r->deadlock->cycle.front().waiter, a);
+  EXPECT_EQ(r->deadlock->cycle.back().holder, a);
+}
+
 }  // namespace
 }  // namespace leasehold::testing

@@ -51,6 +51,10 @@ Status ValidateName(std::string_view name, std::string_view what) {
     return Status(StatusCode::kNameEmpty,
                   std::string(what) + " must not be empty");
   }
+  // Fast path: ASCII names (the usual case) are valid; one char per byte.
+  bool ascii = true;
+  for (char ch : name) ascii &= static_cast<unsigned char>(ch) < 0x80;
+  if (ascii && name.size() <= kMaxNameCharacters) return Status::Ok();
   const long chars = CountUtf8CodePoints(name);
   if (chars < 0) {
     return Status(StatusCode::kBadRequest,

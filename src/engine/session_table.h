@@ -29,6 +29,11 @@ class SessionTable {
 
   // The session that expires first, if any.
   Session* EarliestExpiry() const;
+  // The session that expires first if it expires at or before `now`.
+  Session* EarliestExpiryBy(Time now) const {
+    if (expiries_.empty() || expiries_.begin()->first > now) return nullptr;
+    return Find(expiries_.begin()->second);
+  }
   TransactionId NextTransactionId() { return ++last_transaction_; }
 
   std::size_t size() const { return sessions_.size(); }
