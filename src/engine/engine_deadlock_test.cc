@@ -185,7 +185,9 @@ TEST_F(DeadlockTest, CycleThroughALongQueueIsFound) {
   std::vector<SessionId> queue;
   for (int i = 0; i < 200; ++i) {
     queue.push_back(Open("q" + std::to_string(i)));
-    if (i == 199) ASSERT_EQ(Code(queue.back(), "r2", X), 0);
+    if (i == 199) {
+      ASSERT_EQ(Code(queue.back(), "r2", X), 0);
+    }
     ASSERT_EQ(Code(queue.back(), "r", X, kSes, -1), 99);
   }
   EXPECT_EQ(engine_.Stats().deadlocks, 0u);
