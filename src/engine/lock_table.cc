@@ -46,7 +46,7 @@ LockTable::~LockTable() {
   // Return every node to its pool so that destructors run.
   std::vector<Resource*> all;
   all.reserve(resources_.size());
-  for (const auto& [k, r] : resources_) all.push_back(r);
+  for (Resource* r : resources_) all.push_back(r);
   resources_.clear();
   for (Resource* r : all) {
     while (r->queue_head != nullptr) {
@@ -88,21 +88,21 @@ DecodedKey LockTable::DecodeKey(std::string_view encoded) {
 
 Resource* LockTable::Find(const LockKey& key) {
   auto it = resources_.find(EncodeKey(key));
-  return it == resources_.end() ? nullptr : it->second;
+  return it == resources_.end() ? nullptr : *it;
 }
 
 Resource* LockTable::FindOrCreate(const LockKey& key) {
   auto it = resources_.find(EncodeKey(key));
-  if (it != resources_.end()) return it->second;
+  if (it != resources_.end()) return *it;
   Resource* r = resource_pool_.New();
-  r->key = scratch_;
-  resources_.emplace(std::string_view(r->key), r);
+  r->key.Assign(scratch_);
+  resources_.insert(r);
   return r;
 }
 
 void LockTable::EraseIfIdle(Resource* r) {
   if (!r->idle()) return;
-  resources_.erase(std::string_view(r->key));
+  resources_.erase(r);
   resource_pool_.Delete(r);
 }
 

@@ -10,8 +10,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
+#include <unordered_set>
 
+#include "engine/compact_key.h"
 #include "engine/mode_masks.h"
 #include "engine/object_pool.h"
 #include "engine/session.h"
@@ -52,8 +53,8 @@ struct Waiter {
 };
 
 struct Resource {
-  // Encoded identity (see EncodeKey); the map's key points at it.
-  std::string key;
+  // Encoded identity (see LockTable::EncodeKey).
+  CompactKey key;
   Grant* grants = nullptr;
   Waiter* queue_head = nullptr;  // conversions first, then FIFO
   Waiter* queue_tail = nullptr;
@@ -107,29 +108,34 @@ class LockTable {
   std::size_t resource_count() const { return resources_.size(); }
   template <typename F>
   void ForEachResource(F&& f) const {
-    for (const auto& [k, r] : resources_) f(r);
+    for (const Resource* r : resources_) f(r);
   }
 
   static DecodedKey DecodeKey(std::string_view encoded);
 
  private:
+  // Resources are found by their encoded key without building a Resource.
   struct Hash {
     using is_transparent = void;
     std::size_t operator()(std::string_view s) const {
       return std::hash<std::string_view>{}(s);
     }
+    std::size_t operator()(const Resource* r) const { return (*this)(r->key); }
   };
   struct Eq {
     using is_transparent = void;
-    bool operator()(std::string_view a, std::string_view b) const {
-      return a == b;
+    static std::string_view View(std::string_view s) { return s; }
+    static std::string_view View(const Resource* r) { return r->key; }
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      return View(a) == View(b);
     }
   };
 
   // Writes the length-prefixed encoding of `key` into scratch_.
   std::string_view EncodeKey(const LockKey& key);
 
-  std::unordered_map<std::string_view, Resource*, Hash, Eq> resources_;
+  std::unordered_set<Resource*, Hash, Eq> resources_;
   ObjectPool<Resource> resource_pool_;
   ObjectPool<Grant> grant_pool_;
   ObjectPool<Waiter> waiter_pool_;
