@@ -1,0 +1,49 @@
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "common/real_clock.h"
+#include "common/token.h"
+#include "leasehold/clock.h"
+#include "leasehold/status.h"
+
+namespace leasehold {
+namespace {
+
+TEST(Token, Is128RandomBitsInHex) {
+  std::set<std::string> seen;
+  for (int i = 0; i < 1000; ++i) {
+    const std::string t = NewLeaseToken();
+    ASSERT_EQ(t.size(), 32u);
+    EXPECT_EQ(t.find_first_not_of("0123456789abcdef"), std::string::npos);
+    seen.insert(t);
+  }
+  EXPECT_EQ(seen.size(), 1000u);
+}
+
+TEST(Time, FormatsRfc3339WithMilliseconds) {
+  using namespace std::chrono;
+  const Time t = time_point_cast<microseconds>(sys_days{2026y / 11 / 30}) +
+                 hours(3) + minutes(24) + seconds(53) + microseconds(123'999);
+  EXPECT_EQ(FormatTime(t), "2026-11-30T03:24:53.123Z");
+}
+
+TEST(RealClock, NeverGoesBack) {
+  RealClock clock;
+  Time last = clock.Now();
+  for (int i = 0; i < 10000; ++i) {
+    const Time now = clock.Now();
+    ASSERT_GE(now, last);
+    last = now;
+  }
+}
+
+TEST(Status, NamesMatchTheApi) {
+  EXPECT_EQ(StatusCodeName(StatusCode::kNameTooLong), "name_too_long");
+  EXPECT_EQ(StatusCodeName(StatusCode::kSessionNotFound), "session_not_found");
+  EXPECT_EQ(Status(StatusCode::kNotHeld, "x").ToString(), "not_held: x");
+  EXPECT_TRUE(Status().ok());
+}
+
+}  // namespace
+}  // namespace leasehold
