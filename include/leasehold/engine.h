@@ -98,8 +98,10 @@ struct AcquireRequest {
 struct AcquireOutcome {
   // Set when the request was parked; its result comes via TakeFinishedWaits.
   std::optional<WaitId> wait;
-  // Meaningful when `wait` is empty: kGranted, kTimeout (timeout 0) or
-  // kDeadlock (this request was chosen as the victim).
+  // Meaningful when `wait` is empty: kGranted, kTimeout (timeout 0),
+  // kDeadlock (this request closed a cycle and was chosen as the victim), or
+  // kGrantedAfterWait (it closed a cycle, another session was the victim,
+  // and the victim's removal let this request through at once).
   AcquireResult result = AcquireResult::kGranted;
   Fence fence = 0;                    // on a grant
   LockMode held = LockMode::kNoLock;  // the owner's mode after a grant
@@ -257,8 +259,10 @@ class Engine {
   // --- Transactions (one open per session) -------------------------------
   // kTransactionOpen if one is open.
   Result<TransactionInfo> BeginTransaction(Time now, SessionId session);
-  // Both release every Transaction-owned lock of the session (and end a
-  // Transaction-owned wait with -2). kNoTransaction if none is open.
+  // Both release every Transaction-owned lock of the session. The session's
+  // parked request ends first with -2 if it is Transaction-owned, or if it
+  // converts a lock the transaction holds (its target would be stale).
+  // kNoTransaction if none is open.
   Status Commit(Time now, SessionId session);
   Status Rollback(Time now, SessionId session);
 
@@ -268,8 +272,9 @@ class Engine {
   // combined mode), kWaitPending (the session already waits), name errors.
   Result<AcquireOutcome> Acquire(Time now, const AcquireRequest& request);
   // Drops one reference. kNotHeld when the owner holds nothing there;
-  // kWaitPending when the session is waiting to convert its lock on this
-  // same resource (cancel the wait first).
+  // kNoTransaction for owner Transaction outside a transaction (as
+  // sp_releaseapplock); kWaitPending when the session is waiting to convert
+  // its lock on this same resource (cancel the wait first).
   Status Release(Time now, const ReleaseRequest& request);
   // APPLOCK_MODE: the owner's current mode, kNoLock if none.
   Result<LockMode> Mode(Time now, SessionId session, const LockKey& key,
