@@ -53,6 +53,16 @@ void GroupCommitter::OnDurable(Seq seq, Callback done) {
   work_.notify_one();
 }
 
+GroupCommitter::Seq GroupCommitter::durable_seq() const {
+  std::lock_guard lock(mu_);
+  return durable_seq_;
+}
+
+Status GroupCommitter::failure() const {
+  std::lock_guard lock(mu_);
+  return failure_;
+}
+
 GroupCommitStats GroupCommitter::Stats() const {
   std::lock_guard lock(mu_);
   return stats_;

@@ -62,6 +62,9 @@ class GroupCommitter {
   void OnDurable(Seq seq, Callback done);
 
   GroupCommitStats Stats() const;
+  // The highest durable sequence number, and the sticky failure (OK if none).
+  Seq durable_seq() const;
+  Status failure() const;
 
  private:
   void WriterLoop();

@@ -1,0 +1,194 @@
+#include "server/engine_service.h"
+
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/post.hpp>
+#include <future>
+
+namespace leasehold::server {
+
+namespace asio = boost::asio;
+
+// Copies each engine event (its views die with the call) for publication
+// once the step that made it is durable.
+class EngineService::Sink final : public EventSink {
+ public:
+  void OnEvent(const Event& e) override {
+    OwnedEvent o;
+    o.type = e.type;
+    o.at = e.at;
+    o.session = e.session;
+    o.session_name = e.session_name;
+    o.transaction = e.transaction;
+    o.ns = e.ns;
+    o.principal = e.principal;
+    o.resource = e.resource;
+    o.owner = e.owner;
+    o.mode = e.mode;
+    o.count = e.count;
+    o.fence = e.fence;
+    o.until = e.until;
+    if (e.deadlock != nullptr) o.deadlock = *e.deadlock;
+    o.holder = e.holder;
+    o.version = e.version;
+    events.push_back(std::move(o));
+  }
+  std::vector<OwnedEvent> events;
+};
+
+Result<std::unique_ptr<EngineService>> EngineService::Open(
+    asio::io_context& io, std::unique_ptr<Store> store, EngineOptions options,
+    const Clock& clock) {
+  auto sink = std::make_unique<Sink>();
+  options.events = sink.get();
+  auto engine = std::make_unique<Engine>(options);
+  const Time now = clock.Now();
+  auto fences = store->Load(
+      [&](KeyRow&& row) { return engine->RestoreKey(now, std::move(row)); });
+  const Status st = fences ? engine->RestoreFences(*fences) : fences.error();
+  if (!st.ok()) {
+    return std::unexpected(
+        Status(StatusCode::kUnavailable,
+               "cannot load " + store->Describe() + ": " + st.message()));
+  }
+  sink->events.clear();  // restoring announces nothing
+  std::unique_ptr<EngineService> service(
+      new EngineService(io, std::move(store), std::move(engine), clock));
+  service->sink_ = std::move(sink);
+  asio::post(service->strand_, [s = service.get()] { s->ArmTimer(); });
+  return service;
+}
+
+EngineService::EngineService(asio::io_context& io, std::unique_ptr<Store> store,
+                             std::unique_ptr<Engine> engine, const Clock& clock)
+    : io_(io),
+      strand_(asio::make_strand(io)),
+      timer_(io),
+      store_(std::move(store)),
+      engine_(std::move(engine)),
+      clock_(clock),
+      committer_(store_.get()) {}
+
+EngineService::~EngineService() = default;
+
+void EngineService::Acquire(OwnedLockRequest request,
+                            std::function<void(Result<AcquireOutcome>)> started,
+                            WaitDone finished) {
+  asio::post(strand_, [this, request = std::move(request),
+                       started = std::move(started),
+                       finished = std::move(finished)]() mutable {
+    const AcquireRequest req{
+        request.session,
+        LockKey{request.ns, request.principal, request.resource}, request.mode,
+        request.owner, request.timeout};
+    auto outcome = std::make_shared<Result<AcquireOutcome>>(
+        engine_->Acquire(clock_.Now(), req));
+    if (*outcome && (*outcome)->wait) {
+      parked_.emplace(*(*outcome)->wait, std::move(finished));
+    }
+    AfterStep([started = std::move(started), outcome](const Status& st) {
+      if (st.ok()) {
+        started(std::move(*outcome));
+      } else {
+        started(std::unexpected(st));
+      }
+    });
+  });
+}
+
+void EngineService::CancelWait(WaitId wait) {
+  asio::post(strand_, [this, wait] {
+    engine_->CancelWait(clock_.Now(), wait);
+    AfterStep(nullptr);
+  });
+}
+
+void EngineService::ReadStats(
+    std::function<void(EngineStats, std::size_t)> done) {
+  asio::post(strand_, [this, done = std::move(done)] {
+    done(engine_->Stats(), parked_.size());
+  });
+}
+
+void EngineService::Shutdown() {
+  std::promise<void> drained;
+  asio::post(strand_, [this, &drained] {
+    std::vector<WaitId> waits;
+    for (const auto& [id, done] : parked_) waits.push_back(id);
+    for (WaitId id : waits) engine_->CancelWait(clock_.Now(), id);
+    timer_.cancel();
+    AfterStep([&drained](const Status&) { drained.set_value(); });
+  });
+  drained.get_future().wait();
+}
+
+void EngineService::AfterStep(std::function<void(const Status&)> then) {
+  PendingStep step;
+  step.seq = engine_->HasJournal() ? committer_.Submit(engine_->TakeJournal())
+                                   : committer_.last_submitted();
+  for (FinishedWait& f : engine_->TakeFinishedWaits()) {
+    auto it = parked_.find(f.wait);
+    if (it == parked_.end()) continue;
+    step.completions.push_back(
+        [done = std::move(it->second), f = std::move(f)](const Status& st) {
+          if (st.ok()) {
+            done(f);
+          } else {
+            done(std::unexpected(st));
+          }
+        });
+    parked_.erase(it);
+  }
+  if (then) step.completions.push_back(std::move(then));
+  step.events = std::move(sink_->events);
+  sink_->events.clear();
+  ArmTimer();
+  const GroupCommitter::Seq seq = step.seq;
+  pending_.push_back(std::move(step));
+  if (committer_.durable_seq() >= seq) {
+    Drain();  // nothing to wait for: answer without another hop
+    return;
+  }
+  committer_.OnDurable(
+      seq, [this](const Status&) { asio::post(strand_, [this] { Drain(); }); });
+}
+
+void EngineService::Drain() {
+  const GroupCommitter::Seq durable = committer_.durable_seq();
+  const Status failure = committer_.failure();
+  while (!pending_.empty() &&
+         (pending_.front().seq <= durable || !failure.ok())) {
+    PendingStep step = std::move(pending_.front());
+    pending_.pop_front();
+    const Status st = step.seq <= durable ? Status::Ok() : failure;
+    if (st.ok() && listener_ && !step.events.empty()) listener_(step.events);
+    for (auto& done : step.completions) {
+      asio::post(io_, [done = std::move(done), st] { done(st); });
+    }
+  }
+}
+
+void EngineService::ArmTimer() {
+  const std::optional<Time> next = engine_->NextDeadline();
+  if (next == timer_at_) return;
+  timer_at_ = next;
+  if (!next) {
+    timer_.cancel();
+    return;
+  }
+  const auto delay = *next - clock_.Now();
+  timer_.expires_after(std::max(delay, Duration::zero()) +
+                       std::chrono::microseconds(1));
+  timer_.async_wait(
+      asio::bind_executor(strand_, [this](const boost::system::error_code& ec) {
+        if (ec) return;  // re-armed or cancelled
+        OnTimer();
+      }));
+}
+
+void EngineService::OnTimer() {
+  timer_at_.reset();
+  engine_->AdvanceTo(clock_.Now());
+  AfterStep(nullptr);
+}
+
+}  // namespace leasehold::server
