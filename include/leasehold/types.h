@@ -71,6 +71,10 @@ std::string_view AcquireResultName(AcquireResult result);
 // message, e.g. "resource".
 Status ValidateName(std::string_view name, std::string_view what);
 
+// True when `bytes` is strict UTF-8 (no overlong forms, no surrogates,
+// nothing above U+10FFFF).
+bool IsValidUtf8(std::string_view bytes);
+
 }  // namespace leasehold
 
 #endif  // LEASEHOLD_TYPES_H_

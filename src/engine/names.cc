@@ -46,6 +46,10 @@ long CountUtf8CodePoints(std::string_view s) {
 
 }  // namespace
 
+bool IsValidUtf8(std::string_view bytes) {
+  return CountUtf8CodePoints(bytes) >= 0;
+}
+
 Status ValidateName(std::string_view name, std::string_view what) {
   if (name.empty()) {
     return Status(StatusCode::kNameEmpty,

@@ -110,6 +110,8 @@ class EngineService {
   void Shutdown();
 
   GroupCommitStats CommitStats() const { return committer_.Stats(); }
+  // OK while the store accepts writes; its failure once it did not.
+  Status StoreFailure() const { return committer_.failure(); }
   // Engine statistics, read on the strand.
   void ReadStats(std::function<void(EngineStats, std::size_t)> done);
 

@@ -1,0 +1,235 @@
+// The router: method and path to handler, and the error conventions.
+#include "server/api.h"
+
+#include <charconv>
+
+#include "server/handlers.h"
+
+namespace leasehold::server {
+namespace {
+
+namespace json = boost::json;
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// Percent-decoding; `plus_is_space` for query strings. nullopt when a %
+// escape is malformed.
+std::optional<std::string> Decode(std::string_view in, bool plus_is_space) {
+  std::string out;
+  out.reserve(in.size());
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    if (in[i] == '%') {
+      if (i + 2 >= in.size()) return std::nullopt;
+      const int hi = HexValue(in[i + 1]), lo = HexValue(in[i + 2]);
+      if (hi < 0 || lo < 0) return std::nullopt;
+      out.push_back(static_cast<char>(hi * 16 + lo));
+      i += 2;
+    } else if (in[i] == '+' && plus_is_space) {
+      out.push_back(' ');
+    } else {
+      out.push_back(in[i]);
+    }
+  }
+  return out;
+}
+
+Status BadTarget() {
+  return Status(StatusCode::kBadRequest,
+                "the request path or query has a malformed %-escape");
+}
+
+Status NoRoute(const std::string& method, std::string_view path) {
+  return Status(StatusCode::kNotFound, "no endpoint " + method + " " +
+                                           std::string(path) +
+                                           "; see API.md for the endpoints");
+}
+
+}  // namespace
+
+unsigned HttpStatusFor(StatusCode code) {
+  switch (code) {
+    case StatusCode::kOk:
+      return 200;
+    case StatusCode::kBadJson:
+    case StatusCode::kBadRequest:
+    case StatusCode::kNameTooLong:
+    case StatusCode::kNameEmpty:
+    case StatusCode::kBadMode:
+    case StatusCode::kBadOwner:
+    case StatusCode::kBadTimeout:
+    case StatusCode::kNoTransaction:
+      return 400;
+    case StatusCode::kUnauthorized:
+      return 401;
+    case StatusCode::kForbidden:
+      return 403;
+    case StatusCode::kSessionNotFound:
+    case StatusCode::kNotFound:
+      return 404;
+    case StatusCode::kTransactionOpen:
+    case StatusCode::kNotHeld:
+    case StatusCode::kExists:
+    case StatusCode::kWaitPending:
+      return 409;
+    case StatusCode::kBodyTooLarge:
+      return 413;
+    case StatusCode::kUnavailable:
+      return 503;
+    case StatusCode::kInternal:
+      return 500;
+  }
+  return 500;
+}
+
+ApiResponse JsonResponse(unsigned status, const json::value& v) {
+  return ApiResponse{status, Serialize(v), "application/json"};
+}
+
+ApiResponse ErrorResponse(const Status& st) {
+  json::object error;
+  error["code"] = StatusCodeName(st.code());
+  error["message"] = st.message();
+  return JsonResponse(HttpStatusFor(st.code()), json::object{{"error", error}});
+}
+
+void Call::Reply(unsigned status, const json::value& v) const {
+  respond(JsonResponse(status, v));
+}
+
+void Call::Fail(const Status& st) const { respond(ErrorResponse(st)); }
+
+std::string Call::Query(std::string_view name) const {
+  auto it = query.find(name);
+  return it == query.end() ? std::string() : it->second;
+}
+
+SessionId ParseSessionId(std::string_view text) {
+  SessionId id = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
+  if (ec != std::errc() || end != text.data() + text.size()) return 0;
+  return id;
+}
+
+std::string SessionIdText(SessionId id) { return std::to_string(id); }
+
+Result<SessionId> SessionField(const Fields& fields) {
+  auto raw = fields.Raw("session");
+  if (!raw || raw->is_null()) {
+    return Error(StatusCode::kBadRequest, "field \"session\" is required");
+  }
+  if (raw->is_string()) return ParseSessionId(raw->as_string());
+  if (raw->is_uint64()) return raw->as_uint64();
+  if (raw->is_int64() && raw->as_int64() > 0) {
+    return static_cast<SessionId>(raw->as_int64());
+  }
+  return Error(StatusCode::kBadRequest,
+               "field \"session\" must be a session id string");
+}
+
+void Api::Handle(ApiRequest request, Respond respond) {
+  const std::string_view target = request.target;
+  const std::size_t q = target.find('?');
+  const std::string_view raw_path = target.substr(0, q);
+  Call c{service_,          options_, {}, {}, {}, std::move(request.on_parked),
+         std::move(respond)};
+
+  if (q != std::string_view::npos) {
+    std::string_view rest = target.substr(q + 1);
+    while (!rest.empty()) {
+      const std::size_t amp = rest.find('&');
+      const std::string_view pair = rest.substr(0, amp);
+      rest = amp == std::string_view::npos ? "" : rest.substr(amp + 1);
+      const std::size_t eq = pair.find('=');
+      auto k = Decode(pair.substr(0, eq), true);
+      auto v =
+          Decode(eq == std::string_view::npos ? "" : pair.substr(eq + 1), true);
+      if (!k || !v) return c.Fail(BadTarget());
+      c.query[*k] = *v;
+    }
+  }
+  std::vector<std::string> segments;
+  {
+    std::string_view rest = raw_path;
+    while (!rest.empty()) {
+      if (rest.front() == '/') {
+        rest.remove_prefix(1);
+        continue;
+      }
+      const std::size_t slash = rest.find('/');
+      auto seg = Decode(rest.substr(0, slash), false);
+      if (!seg) return c.Fail(BadTarget());
+      segments.push_back(std::move(*seg));
+      rest = slash == std::string_view::npos ? "" : rest.substr(slash);
+    }
+  }
+  const std::string& m = request.method;
+
+  if (segments.size() == 1 && segments[0] == "healthz" && m == "GET") {
+    const Status failure = service_.StoreFailure();
+    return failure.ok() ? c.Reply(200, json::object{{"status", "ok"}})
+                        : c.Fail(failure);
+  }
+  if (segments.empty() || segments[0] != "v1")
+    return c.Fail(NoRoute(m, raw_path));
+  c.path.assign(segments.begin() + 1, segments.end());
+  const auto& p = c.path;
+  const std::size_t n = p.size();
+
+  if (n >= 1 && p[0] != "sessions" && p[0] != "applocks" && p[0] != "records") {
+    return c.Fail(NoRoute(m, raw_path));
+  }
+  if (request.body.size() > 0 || m == "POST" || m == "PUT" || m == "DELETE") {
+    auto body = ParseBodyObject(request.body);
+    if (!body) return c.Fail(body.error());
+    c.body = std::move(*body);
+  }
+
+  if (n >= 1 && p[0] == "sessions") {
+    if (n == 1 && m == "POST") return CreateSession(c);
+    if (n == 1 && m == "GET") return ListSessions(c);
+    if (n >= 2) {
+      const SessionId id = ParseSessionId(p[1]);
+      if (n == 2 && m == "DELETE") return EndSession(c, id);
+      if (n == 3 && m == "POST" && p[2] == "keepalive") return KeepAlive(c, id);
+      if (n == 3 && m == "POST" && p[2] == "cancel")
+        return CancelSessionWait(c, id);
+      if (n == 3 && m == "POST" && p[2] == "transaction")
+        return BeginTransaction(c, id);
+      if (n == 4 && m == "POST" && p[2] == "transaction" && p[3] == "commit") {
+        return EndTransaction(c, id, true);
+      }
+      if (n == 4 && m == "POST" && p[2] == "transaction" &&
+          p[3] == "rollback") {
+        return EndTransaction(c, id, false);
+      }
+    }
+  } else if (n >= 2 && p[0] == "applocks") {
+    const std::string& ns = p[1];
+    if (n == 2 && m == "GET") return ListLocks(c, ns);
+    if (n == 3 && m == "POST" && p[2] == "acquire") return AcquireLock(c, ns);
+    if (n == 3 && m == "POST" && p[2] == "release") return ReleaseLock(c, ns);
+    if (n == 3 && m == "GET" && p[2] == "mode") return LockModeOf(c, ns);
+    if (n == 3 && m == "GET" && p[2] == "test") return TestLock(c, ns);
+  } else if (n >= 2 && p[0] == "records") {
+    const std::string& ns = p[1];
+    if (n == 2 && m == "GET") return ListRecords(c, ns);
+    if (n == 3 && m == "POST" && p[2] == "purge") return Purge(c, ns);
+    if (n == 3 && m == "PUT") return InsertRecord(c, ns, p[2]);
+    if (n == 3 && m == "GET") return GetRecord(c, ns, p[2]);
+    if (n == 3 && m == "DELETE") return DeleteRecord(c, ns, p[2]);
+    if (n == 4 && m == "POST") {
+      if (p[3] == "checkout") return Checkout(c, ns, p[2]);
+      if (p[3] == "save") return SaveRecord(c, ns, p[2]);
+      if (p[3] == "checkin") return Checkin(c, ns, p[2]);
+      if (p[3] == "break") return BreakCheckout(c, ns, p[2]);
+    }
+  }
+  c.Fail(NoRoute(m, raw_path));
+}
+
+}  // namespace leasehold::server

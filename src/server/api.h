@@ -1,0 +1,58 @@
+// Api: the HTTP/JSON contract of API.md as pure request -> response
+// functions over an EngineService. No sockets here: the HTTP layer hands a
+// parsed request in and writes the response out, and tests can call Handle
+// directly.
+#ifndef LEASEHOLD_SERVER_API_H_
+#define LEASEHOLD_SERVER_API_H_
+
+#include <functional>
+#include <string>
+
+#include "server/engine_service.h"
+
+namespace leasehold::server {
+
+struct ApiRequest {
+  std::string method;  // "GET", "POST", "PUT", "DELETE"
+  std::string target;  // path and query, as sent
+  std::string body;
+  // Called when a lock request is parked, with its wait id, so that the
+  // connection can cancel it if the client goes away. May be empty.
+  std::function<void(WaitId)> on_parked;
+};
+
+struct ApiResponse {
+  unsigned status = 200;
+  std::string body;  // JSON unless content_type says otherwise
+  std::string content_type = "application/json";
+};
+
+struct ApiOptions {
+  std::chrono::milliseconds default_session_ttl{30'000};
+  std::chrono::milliseconds max_session_ttl{24 * 3'600'000};
+  std::chrono::milliseconds max_checkout_ttl{7 * 24 * 3'600'000LL};
+};
+
+class Api {
+ public:
+  using Respond = std::function<void(ApiResponse)>;
+
+  Api(EngineService& service, ApiOptions options)
+      : service_(service), options_(options) {}
+
+  // Answers `request` through `respond`, exactly once, on any thread.
+  void Handle(ApiRequest request, Respond respond);
+
+ private:
+  EngineService& service_;
+  ApiOptions options_;
+};
+
+// The HTTP status of an error code (API.md's conventions).
+unsigned HttpStatusFor(StatusCode code);
+// {"error":{"code":...,"message":...}} with its HTTP status.
+ApiResponse ErrorResponse(const Status& status);
+
+}  // namespace leasehold::server
+
+#endif  // LEASEHOLD_SERVER_API_H_

@@ -1,0 +1,80 @@
+// The handlers behind Api: one function per endpoint, grouped by resource
+// (handlers_sessions.cc, handlers_applocks.cc, handlers_records.cc).
+// Internal to the server.
+#ifndef LEASEHOLD_SERVER_HANDLERS_H_
+#define LEASEHOLD_SERVER_HANDLERS_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "server/api.h"
+#include "server/json_io.h"
+
+namespace leasehold::server {
+
+// One request on its way through a handler.
+struct Call {
+  EngineService& service;
+  const ApiOptions& options;
+  std::vector<std::string> path;  // decoded segments after /v1
+  std::map<std::string, std::string, std::less<>> query;
+  boost::json::object body;
+  std::function<void(WaitId)> on_parked;
+  Api::Respond respond;
+
+  // Answers with `status` and a JSON value.
+  void Reply(unsigned status, const boost::json::value& v) const;
+  void Fail(const Status& st) const;
+  // The query parameter, or "" when absent.
+  std::string Query(std::string_view name) const;
+
+  // Runs `command` on the engine and answers with `render` of its result,
+  // or with the error.
+  template <typename R>
+  void Run(std::function<R(Engine&, Time)> command,
+           std::function<ApiResponse(R&)> render) const {
+    service.Execute<R>(
+        std::move(command),
+        [respond = respond, render = std::move(render)](Result<R> r) {
+          respond(r ? render(*r) : ErrorResponse(r.error()));
+        });
+  }
+};
+
+ApiResponse JsonResponse(unsigned status, const boost::json::value& v);
+
+// A session id from the API's string form (digits); 0 when malformed, which
+// no session has, so it answers session_not_found.
+SessionId ParseSessionId(std::string_view text);
+std::string SessionIdText(SessionId id);
+// The session id in a body's "session" field (string or number).
+Result<SessionId> SessionField(const Fields& fields);
+
+void CreateSession(Call& c);
+void KeepAlive(Call& c, SessionId id);
+void EndSession(Call& c, SessionId id);
+void ListSessions(Call& c);
+void CancelSessionWait(Call& c, SessionId id);
+void BeginTransaction(Call& c, SessionId id);
+void EndTransaction(Call& c, SessionId id, bool commit);
+
+void AcquireLock(Call& c, const std::string& ns);
+void ReleaseLock(Call& c, const std::string& ns);
+void LockModeOf(Call& c, const std::string& ns);
+void TestLock(Call& c, const std::string& ns);
+void ListLocks(Call& c, const std::string& ns);
+
+void InsertRecord(Call& c, const std::string& ns, const std::string& key);
+void GetRecord(Call& c, const std::string& ns, const std::string& key);
+void ListRecords(Call& c, const std::string& ns);
+void Checkout(Call& c, const std::string& ns, const std::string& key);
+void SaveRecord(Call& c, const std::string& ns, const std::string& key);
+void Checkin(Call& c, const std::string& ns, const std::string& key);
+void DeleteRecord(Call& c, const std::string& ns, const std::string& key);
+void Purge(Call& c, const std::string& ns);
+void BreakCheckout(Call& c, const std::string& ns, const std::string& key);
+
+}  // namespace leasehold::server
+
+#endif  // LEASEHOLD_SERVER_HANDLERS_H_

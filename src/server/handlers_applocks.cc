@@ -1,0 +1,218 @@
+// Application locks (API.md, "Application locks").
+#include <memory>
+
+#include "server/handlers.h"
+
+namespace leasehold::server {
+namespace {
+
+namespace json = boost::json;
+using std::chrono::milliseconds;
+
+// The parts of a lock request shared by acquire, release, mode and test,
+// from a body (`fields`) or a query string (`query`).
+struct LockArgs {
+  SessionId session = 0;
+  std::string resource;
+  std::string principal = "public";
+  LockOwner owner = LockOwner::kTransaction;
+};
+
+Result<LockArgs> ArgsFromBody(const Fields& f) {
+  LockArgs a;
+  auto session = SessionField(f);
+  if (!session) return std::unexpected(session.error());
+  a.session = *session;
+  auto resource = f.RequiredString("resource");
+  if (!resource) return std::unexpected(resource.error());
+  a.resource = std::move(*resource);
+  auto principal = f.OptionalString("principal");
+  if (!principal) return std::unexpected(principal.error());
+  if (*principal) a.principal = std::move(**principal);
+  auto owner = f.OptionalString("owner");
+  if (!owner) {
+    return Error(StatusCode::kBadOwner, "owner must be Transaction or Session");
+  }
+  if (*owner) {
+    auto parsed = ParseLockOwner(**owner);
+    if (!parsed) return std::unexpected(parsed.error());
+    a.owner = *parsed;
+  }
+  return a;
+}
+
+Result<LockArgs> ArgsFromQuery(const Call& c) {
+  LockArgs a;
+  a.session = ParseSessionId(c.Query("session"));
+  a.resource = c.Query("resource");
+  if (const std::string p = c.Query("principal"); !p.empty()) a.principal = p;
+  if (c.query.contains("owner")) {
+    auto parsed = ParseLockOwner(c.Query("owner"));
+    if (!parsed) return std::unexpected(parsed.error());
+    a.owner = *parsed;
+  }
+  return a;
+}
+
+Result<LockMode> ModeField(std::optional<std::string> text) {
+  if (!text) return Error(StatusCode::kBadMode, "mode is required");
+  return ParseLockMode(*text);
+}
+
+json::object DeadlockJson(const DeadlockReport& d) {
+  json::array cycle;
+  for (const WaitForEdge& e : d.cycle) {
+    cycle.push_back(json::object{{"waiter", SessionIdText(e.waiter)},
+                                 {"waiter_name", e.waiter_name},
+                                 {"holder", SessionIdText(e.holder)},
+                                 {"holder_name", e.holder_name},
+                                 {"ns", e.ns},
+                                 {"principal", e.principal},
+                                 {"resource", e.resource},
+                                 {"wanted", LockModeName(e.wanted)}});
+  }
+  return json::object{{"victim", SessionIdText(d.victim)}, {"cycle", cycle}};
+}
+
+ApiResponse AcquireResponse(AcquireResult result, Fence fence, LockMode held,
+                            std::uint32_t count,
+                            const std::optional<DeadlockReport>& deadlock) {
+  json::object o{{"result", static_cast<int>(result)},
+                 {"status", AcquireResultName(result)}};
+  const bool granted = result == AcquireResult::kGranted ||
+                       result == AcquireResult::kGrantedAfterWait;
+  if (granted) {
+    o["fence"] = fence;
+    o["mode"] = LockModeName(held);
+    o["count"] = count;
+  }
+  if (deadlock) o["deadlock"] = DeadlockJson(*deadlock);
+  return JsonResponse(granted ? 200 : 409, o);
+}
+
+}  // namespace
+
+void AcquireLock(Call& c, const std::string& ns) {
+  const Fields f(c.body);
+  auto args = ArgsFromBody(f);
+  if (!args) return c.Fail(args.error());
+  auto mode_text = f.OptionalString("mode");
+  if (!mode_text)
+    return c.Fail(Status(StatusCode::kBadMode, "mode must be a string"));
+  auto mode = ModeField(*mode_text);
+  if (!mode) return c.Fail(mode.error());
+  auto timeout = f.OptionalInt("timeout_ms");
+  if (!timeout) {
+    return c.Fail(
+        Status(StatusCode::kBadTimeout, "timeout_ms must be an integer"));
+  }
+  OwnedLockRequest req{args->session,
+                       ns,
+                       args->principal,
+                       args->resource,
+                       *mode,
+                       args->owner,
+                       milliseconds(timeout->value_or(-1))};
+  auto respond = c.respond;
+  auto on_parked = c.on_parked;
+  c.service.Acquire(
+      std::move(req),
+      [respond, on_parked](Result<AcquireOutcome> r) {
+        if (!r) return respond(ErrorResponse(r.error()));
+        if (r->wait) {
+          if (on_parked) on_parked(*r->wait);
+          return;  // the answer comes when the wait ends
+        }
+        respond(AcquireResponse(r->result, r->fence, r->held, r->count,
+                                r->deadlock));
+      },
+      [respond](const Result<FinishedWait>& done) {
+        if (!done) return respond(ErrorResponse(done.error()));
+        respond(AcquireResponse(done->result, done->fence, done->held,
+                                done->count, done->deadlock));
+      });
+}
+
+void ReleaseLock(Call& c, const std::string& ns) {
+  auto args = ArgsFromBody(Fields(c.body));
+  if (!args) return c.Fail(args.error());
+  c.Run<Status>(
+      [ns, a = *args](Engine& e, Time now) {
+        return e.Release(now,
+                         {a.session, {ns, a.principal, a.resource}, a.owner});
+      },
+      [](Status& st) {
+        return st.ok() ? JsonResponse(200, json::object{{"result", 0}})
+                       : ErrorResponse(st);
+      });
+}
+
+void LockModeOf(Call& c, const std::string& ns) {
+  auto args = ArgsFromQuery(c);
+  if (!args) return c.Fail(args.error());
+  c.Run<Result<LockMode>>(
+      [ns, a = *args](Engine& e, Time now) {
+        return e.Mode(now, a.session, {ns, a.principal, a.resource}, a.owner);
+      },
+      [](Result<LockMode>& r) {
+        return r ? JsonResponse(200, json::object{{"mode", LockModeName(*r)}})
+                 : ErrorResponse(r.error());
+      });
+}
+
+void TestLock(Call& c, const std::string& ns) {
+  auto args = ArgsFromQuery(c);
+  if (!args) return c.Fail(args.error());
+  auto mode = ModeField(c.query.contains("mode")
+                            ? std::optional<std::string>(c.Query("mode"))
+                            : std::nullopt);
+  if (!mode) return c.Fail(mode.error());
+  c.Run<Result<bool>>(
+      [ns, a = *args, m = *mode](Engine& e, Time now) {
+        return e.Test(now, a.session, {ns, a.principal, a.resource}, m,
+                      a.owner);
+      },
+      [](Result<bool>& r) {
+        return r ? JsonResponse(200, json::object{{"grantable", *r}})
+                 : ErrorResponse(r.error());
+      });
+}
+
+void ListLocks(Call& c, const std::string& ns) {
+  if (Status st = ValidateName(ns, "namespace"); !st.ok()) return c.Fail(st);
+  c.Run<std::vector<LockInfo>>(
+      [ns](Engine& e, Time now) { return e.ListLocks(now, ns); },
+      [](std::vector<LockInfo>& locks) {
+        json::array out;
+        for (const LockInfo& l : locks) {
+          json::array granted, waiting;
+          for (const auto& g : l.granted) {
+            granted.push_back(
+                json::object{{"session", SessionIdText(g.session)},
+                             {"session_name", g.session_name},
+                             {"owner", LockOwnerName(g.owner)},
+                             {"mode", LockModeName(g.mode)},
+                             {"count", g.count},
+                             {"since", TimeJson(g.since)},
+                             {"fence", g.fence}});
+          }
+          for (const auto& w : l.waiting) {
+            waiting.push_back(
+                json::object{{"session", SessionIdText(w.session)},
+                             {"session_name", w.session_name},
+                             {"owner", LockOwnerName(w.owner)},
+                             {"mode", LockModeName(w.requested)},
+                             {"conversion", w.conversion},
+                             {"since", TimeJson(w.since)},
+                             {"deadline", TimeJson(w.deadline)}});
+          }
+          out.push_back(json::object{{"resource", l.resource},
+                                     {"principal", l.principal},
+                                     {"granted", granted},
+                                     {"waiting", waiting}});
+        }
+        return JsonResponse(200, json::object{{"locks", out}});
+      });
+}
+
+}  // namespace leasehold::server

@@ -1,0 +1,234 @@
+// Records and checkouts (API.md, "Records and checkouts").
+#include "common/token.h"
+#include "server/handlers.h"
+
+namespace leasehold::server {
+namespace {
+
+namespace json = boost::json;
+using std::chrono::milliseconds;
+
+constexpr milliseconds kDefaultCheckoutTtl{300'000};
+
+json::value NameOrNull(const std::string& s) {
+  return s.empty() ? json::value(nullptr) : json::value(s);
+}
+
+json::object RecordJson(const RecordView& v, bool with_body) {
+  json::object o{{"key", v.key},
+                 {"version", v.version},
+                 {"locked_by", NameOrNull(v.locked_by)},
+                 {"lock_expires_at", TimeJson(v.lock_expires_at)},
+                 {"state", LeaseStateName(v.state)},
+                 {"fence", v.fence},
+                 {"has_record", v.has_record}};
+  if (with_body) o["body"] = v.has_record ? json::value(v.body) : nullptr;
+  return o;
+}
+
+// The owner/token pair that proves a lease; both optional, one required.
+struct Proof {
+  std::string owner;
+  std::string token;
+  LeaseProof view() const { return {owner, token}; }
+};
+
+Result<Proof> ProofFrom(const Fields& f) {
+  Proof p;
+  auto owner = f.OptionalString("owner");
+  if (!owner) return std::unexpected(owner.error());
+  auto token = f.OptionalString("token");
+  if (!token) return std::unexpected(token.error());
+  p.owner = owner->value_or("");
+  p.token = token->value_or("");
+  return p;
+}
+
+// 200 when done; 412 for a version mismatch; 423 for the other refusals.
+ApiResponse WriteResponse(const Result<WriteOutcome>& r, const char* done_field,
+                          bool with_version) {
+  if (!r) return ErrorResponse(r.error());
+  if (r->done) {
+    json::object o{{done_field, true}};
+    if (with_version) o["version"] = r->version;
+    return JsonResponse(200, o);
+  }
+  const unsigned status =
+      r->reason == RefusalReason::kVersionMismatch ? 412 : 423;
+  return JsonResponse(status,
+                      json::object{{done_field, false},
+                                   {"reason", RefusalReasonName(r->reason)}});
+}
+
+}  // namespace
+
+void InsertRecord(Call& c, const std::string& ns, const std::string& key) {
+  auto body = Fields(c.body).RequiredString("body");
+  if (!body) return c.Fail(body.error());
+  c.Run<Result<std::uint64_t>>(
+      [ns, key, b = std::move(*body)](Engine& e, Time now) {
+        return e.InsertRecord(now, {ns, key}, b);
+      },
+      [](Result<std::uint64_t>& r) {
+        return r ? JsonResponse(201, json::object{{"version", *r}})
+                 : ErrorResponse(r.error());
+      });
+}
+
+void GetRecord(Call& c, const std::string& ns, const std::string& key) {
+  c.Run<Result<RecordView>>(
+      [ns, key](Engine& e, Time now) {
+        return e.GetRecord(now, {ns, key});
+      },
+      [](Result<RecordView>& r) {
+        return r ? JsonResponse(200, RecordJson(*r, true))
+                 : ErrorResponse(r.error());
+      });
+}
+
+void ListRecords(Call& c, const std::string& ns) {
+  std::optional<LeaseState> state;
+  if (const std::string s = c.Query("state"); s == "locked") {
+    state = LeaseState::kLocked;
+  } else if (s == "free") {
+    state = LeaseState::kFree;
+  } else if (!s.empty()) {
+    return c.Fail(
+        Status(StatusCode::kBadRequest, "state must be locked or free"));
+  }
+  std::size_t limit = 100;
+  if (const std::string l = c.Query("limit"); !l.empty()) {
+    char* end = nullptr;
+    const long long v = std::strtoll(l.c_str(), &end, 10);
+    if (end != l.c_str() + l.size() || v < 1 || v > 1000) {
+      return c.Fail(
+          Status(StatusCode::kBadRequest, "limit must be between 1 and 1000"));
+    }
+    limit = static_cast<std::size_t>(v);
+  }
+  c.Run<Result<RecordPage>>(
+      [ns, state, limit, prefix = c.Query("prefix"), after = c.Query("after")](
+          Engine& e, Time now) {
+        return e.ListRecords(now, {ns, state, prefix, after, limit});
+      },
+      [](Result<RecordPage>& r) {
+        if (!r) return ErrorResponse(r.error());
+        json::array records;
+        for (const auto& v : r->records)
+          records.push_back(RecordJson(v, false));
+        return JsonResponse(
+            200, json::object{{"records", records},
+                              {"next", r->next ? json::value(*r->next)
+                                               : json::value(nullptr)}});
+      });
+}
+
+void Checkout(Call& c, const std::string& ns, const std::string& key) {
+  const Fields f(c.body);
+  auto owner = f.RequiredString("owner");
+  if (!owner) return c.Fail(owner.error());
+  auto ttl = f.OptionalInt("ttl_ms");
+  if (!ttl) return c.Fail(ttl.error());
+  auto token = f.OptionalString("token");
+  if (!token) return c.Fail(token.error());
+  const milliseconds ttl_ms =
+      ttl->has_value() ? milliseconds(**ttl) : kDefaultCheckoutTtl;
+  if (ttl_ms.count() <= 0 || ttl_ms > c.options.max_checkout_ttl) {
+    return c.Fail(
+        Status(StatusCode::kBadRequest,
+               "ttl_ms must be between 1 and " +
+                   std::to_string(c.options.max_checkout_ttl.count())));
+  }
+  const bool client_token = token->has_value();
+  std::string tok = client_token ? std::move(**token) : NewLeaseToken();
+  c.Run<Result<CheckoutOutcome>>(
+      [ns, key, o = std::move(*owner), ttl_ms, tok, client_token](Engine& e,
+                                                                  Time now) {
+        return e.Checkout(now, {{ns, key}, o, ttl_ms, tok, client_token});
+      },
+      [](Result<CheckoutOutcome>& r) {
+        if (!r) return ErrorResponse(r.error());
+        if (!r->granted) {
+          return JsonResponse(
+              423,
+              json::object{{"granted", false},
+                           {"locked_by", r->locked_by},
+                           {"lock_expires_at", TimeJson(r->lock_expires_at)}});
+        }
+        return JsonResponse(
+            200, json::object{{"granted", true},
+                              {"renewed", r->renewed},
+                              {"token", r->token},
+                              {"fence", r->fence},
+                              {"locked_by", r->locked_by},
+                              {"expires_at", TimeJson(r->lock_expires_at)}});
+      });
+}
+
+void SaveRecord(Call& c, const std::string& ns, const std::string& key) {
+  const Fields f(c.body);
+  auto proof = ProofFrom(f);
+  if (!proof) return c.Fail(proof.error());
+  auto body = f.RequiredString("body");
+  if (!body) return c.Fail(body.error());
+  auto if_version = f.OptionalInt("if_version");
+  if (!if_version) return c.Fail(if_version.error());
+  std::optional<std::uint64_t> expected;
+  if (*if_version) expected = static_cast<std::uint64_t>(**if_version);
+  c.Run<Result<WriteOutcome>>(
+      [ns, key, p = *proof, b = std::move(*body), expected](Engine& e,
+                                                            Time now) {
+        return e.Save(now, {ns, key}, p.view(), b, expected);
+      },
+      [](Result<WriteOutcome>& r) { return WriteResponse(r, "saved", true); });
+}
+
+void Checkin(Call& c, const std::string& ns, const std::string& key) {
+  auto proof = ProofFrom(Fields(c.body));
+  if (!proof) return c.Fail(proof.error());
+  c.Run<Result<WriteOutcome>>(
+      [ns, key, p = *proof](Engine& e, Time now) {
+        return e.Checkin(now, {ns, key}, p.view());
+      },
+      [](Result<WriteOutcome>& r) {
+        return WriteResponse(r, "released", false);
+      });
+}
+
+void DeleteRecord(Call& c, const std::string& ns, const std::string& key) {
+  auto proof = ProofFrom(Fields(c.body));
+  if (!proof) return c.Fail(proof.error());
+  c.Run<Result<WriteOutcome>>(
+      [ns, key, p = *proof](Engine& e, Time now) {
+        return e.DeleteRecord(now, {ns, key}, p.view());
+      },
+      [](Result<WriteOutcome>& r) {
+        return WriteResponse(r, "deleted", false);
+      });
+}
+
+void Purge(Call& c, const std::string& ns) {
+  auto older = Fields(c.body).OptionalInt("older_than_ms");
+  if (!older) return c.Fail(older.error());
+  c.Run<Result<std::size_t>>(
+      [ns, ms = milliseconds(older->value_or(0))](Engine& e, Time now) {
+        return e.PurgeExpired(now, ns, ms);
+      },
+      [](Result<std::size_t>& r) {
+        return r ? JsonResponse(200, json::object{{"purged", *r}})
+                 : ErrorResponse(r.error());
+      });
+}
+
+void BreakCheckout(Call& c, const std::string& ns, const std::string& key) {
+  c.Run<Result<bool>>(
+      [ns, key](Engine& e, Time now) {
+        return e.BreakCheckout(now, {ns, key});
+      },
+      [](Result<bool>& r) {
+        return r ? JsonResponse(200, json::object{{"broken", *r}})
+                 : ErrorResponse(r.error());
+      });
+}
+
+}  // namespace leasehold::server

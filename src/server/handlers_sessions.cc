@@ -1,0 +1,117 @@
+// Sessions and transactions (API.md, "Sessions", "Transactions").
+#include "server/handlers.h"
+
+namespace leasehold::server {
+namespace {
+
+namespace json = boost::json;
+using std::chrono::milliseconds;
+
+json::value TransactionJson(const std::optional<TransactionInfo>& t) {
+  if (!t) return nullptr;
+  return json::object{{"transaction", t->id},
+                      {"started_at", TimeJson(t->started_at)}};
+}
+
+json::object SessionJson(const SessionInfo& s) {
+  return json::object{{"id", SessionIdText(s.id)},
+                      {"name", s.name},
+                      {"ttl_ms", s.ttl.count()},
+                      {"expires_at", TimeJson(s.expires_at)},
+                      {"deadlock_priority", s.deadlock_priority},
+                      {"locks", s.locks},
+                      {"waiting", s.waiting.has_value()},
+                      {"transaction", TransactionJson(s.transaction)}};
+}
+
+}  // namespace
+
+void CreateSession(Call& c) {
+  const Fields f(c.body);
+  auto name = f.OptionalString("name");
+  if (!name) return c.Fail(name.error());
+  auto ttl = f.OptionalInt("ttl_ms");
+  if (!ttl) return c.Fail(ttl.error());
+  auto priority = f.OptionalInt("deadlock_priority");
+  if (!priority) return c.Fail(priority.error());
+  const milliseconds ttl_ms =
+      ttl->has_value() ? milliseconds(**ttl) : c.options.default_session_ttl;
+  if (ttl_ms.count() <= 0 || ttl_ms > c.options.max_session_ttl) {
+    return c.Fail(
+        Status(StatusCode::kBadRequest,
+               "ttl_ms must be between 1 and " +
+                   std::to_string(c.options.max_session_ttl.count())));
+  }
+  if (priority->value_or(0) < -10 || priority->value_or(0) > 10) {
+    return c.Fail(Status(StatusCode::kBadRequest,
+                         "deadlock_priority must be between -10 and 10"));
+  }
+  SessionOptions options{name->value_or(""), ttl_ms,
+                         static_cast<int>(priority->value_or(0))};
+  c.Run<Result<SessionInfo>>(
+      [options](Engine& e, Time now) { return e.OpenSession(now, options); },
+      [](Result<SessionInfo>& r) {
+        return r ? JsonResponse(201, SessionJson(*r))
+                 : ErrorResponse(r.error());
+      });
+}
+
+void KeepAlive(Call& c, SessionId id) {
+  c.Run<Result<Time>>(
+      [id](Engine& e, Time now) { return e.KeepAlive(now, id); },
+      [](Result<Time>& r) {
+        return r ? JsonResponse(200, json::object{{"expires_at", TimeJson(*r)}})
+                 : ErrorResponse(r.error());
+      });
+}
+
+void EndSession(Call& c, SessionId id) {
+  c.Run<Status>([id](Engine& e, Time now) { return e.EndSession(now, id); },
+                [](Status& st) {
+                  return st.ok() ? ApiResponse{204, "", "application/json"}
+                                 : ErrorResponse(st);
+                });
+}
+
+void ListSessions(Call& c) {
+  c.Run<std::vector<SessionInfo>>(
+      [](Engine& e, Time now) { return e.ListSessions(now); },
+      [](std::vector<SessionInfo>& list) {
+        json::array sessions;
+        for (const auto& s : list) sessions.push_back(SessionJson(s));
+        return JsonResponse(200, json::object{{"sessions", sessions}});
+      });
+}
+
+void CancelSessionWait(Call& c, SessionId id) {
+  c.Run<Result<bool>>([id](Engine& e, Time now) { return e.Cancel(now, id); },
+                      [](Result<bool>& r) {
+                        return r ? JsonResponse(200,
+                                                json::object{{"cancelled", *r}})
+                                 : ErrorResponse(r.error());
+                      });
+}
+
+void BeginTransaction(Call& c, SessionId id) {
+  c.Run<Result<TransactionInfo>>(
+      [id](Engine& e, Time now) { return e.BeginTransaction(now, id); },
+      [](Result<TransactionInfo>& r) {
+        return r ? JsonResponse(201, TransactionJson(*r))
+                 : ErrorResponse(r.error());
+      });
+}
+
+void EndTransaction(Call& c, SessionId id, bool commit) {
+  c.Run<Status>(
+      [id, commit](Engine& e, Time now) {
+        return commit ? e.Commit(now, id) : e.Rollback(now, id);
+      },
+      [commit](Status& st) {
+        return st.ok() ? JsonResponse(200, json::object{{commit ? "committed"
+                                                                : "rolled_back",
+                                                         true}})
+                       : ErrorResponse(st);
+      });
+}
+
+}  // namespace leasehold::server

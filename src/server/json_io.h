@@ -1,0 +1,46 @@
+// Reading request bodies and writing answers as JSON, with API.md's error
+// codes for every way a body can be wrong.
+#ifndef LEASEHOLD_SERVER_JSON_IO_H_
+#define LEASEHOLD_SERVER_JSON_IO_H_
+
+#include <boost/json.hpp>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "leasehold/clock.h"
+#include "leasehold/status.h"
+
+namespace leasehold::server {
+
+// Parses a request body that must be a JSON object. An empty body is an
+// empty object. kBadRequest for invalid UTF-8, kBadJson for anything that is
+// not a JSON object.
+Result<boost::json::object> ParseBodyObject(std::string_view body);
+
+// Typed access to a request object's fields; each error names the field.
+class Fields {
+ public:
+  explicit Fields(const boost::json::object& object) : object_(object) {}
+
+  Result<std::string> RequiredString(std::string_view name) const;
+  Result<std::optional<std::string>> OptionalString(
+      std::string_view name) const;
+  Result<std::optional<std::int64_t>> OptionalInt(std::string_view name) const;
+  // A JSON value of any type, or nullopt when absent.
+  std::optional<boost::json::value> Raw(std::string_view name) const;
+
+ private:
+  const boost::json::object& object_;
+};
+
+// The JSON for an instant: RFC 3339 UTC with milliseconds.
+boost::json::value TimeJson(Time t);
+boost::json::value TimeJson(const std::optional<Time>& t);  // null if empty
+
+std::string Serialize(const boost::json::value& v);
+
+}  // namespace leasehold::server
+
+#endif  // LEASEHOLD_SERVER_JSON_IO_H_
