@@ -1,5 +1,7 @@
 #include "cli/cli.h"
 
+#include "cli/serve.h"
+
 #include <CLI/CLI.hpp>
 #include <iostream>
 
@@ -8,8 +10,8 @@ namespace leasehold::cli {
 int Main(int argc, char** argv) {
   CLI::App app{
       "leasehold: who is working on what, safely and visibly.\n"
-      "Exit codes: 0 success; 1 a demo step did not behave as expected; "
-      "2 usage error."};
+      "Exit codes: 0 success; 1 failure (a demo step did not behave as "
+      "expected, or the server could not start); 2 usage error."};
   app.require_subcommand(1);
   auto* demo = app.add_subcommand(
       "demo",
@@ -17,6 +19,24 @@ int Main(int argc, char** argv) {
       "a deadlock found and reported, a timeout and a session expiry");
   int code = 0;
   demo->callback([&] { code = RunDemo(std::cout); });
+
+  ServeFlags serve_flags;
+  auto* serve = app.add_subcommand(
+      "serve",
+      "Run the server in the foreground (logs to stderr; stops cleanly on "
+      "SIGTERM or SIGINT, exit 0)");
+  serve
+      ->add_option("--listen", serve_flags.listen,
+                   "ADDRESS:PORT (port 0: any free port)")
+      ->capture_default_str();
+  serve
+      ->add_option("--data", serve_flags.data,
+                   "data directory (created if missing)")
+      ->capture_default_str();
+  serve->add_option("--config", serve_flags.config, "JSON config file");
+  serve->add_option("--port-file", serve_flags.port_file,
+                    "write the bound port to this file once serving");
+  serve->callback([&] { code = RunServe(serve_flags); });
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

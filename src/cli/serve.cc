@@ -1,0 +1,238 @@
+#include "cli/serve.h"
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/json.hpp>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "common/real_clock.h"
+#include "server/api.h"
+#include "server/engine_service.h"
+#include "server/http_server.h"
+#include "store/sqlite/sqlite_store.h"
+
+namespace leasehold::cli {
+namespace {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+using std::chrono::milliseconds;
+
+constexpr int kIoThreads = 2;
+
+struct Config {
+  std::string address = "127.0.0.1";
+  std::uint16_t port = 7070;
+  std::string data;
+  std::string synchronous = "FULL";
+  server::ApiOptions api;
+  server::HttpOptions http;
+  std::size_t max_body_bytes = 1 << 20;
+  std::vector<std::pair<std::string, NamespaceOptions>> namespaces;
+};
+
+Status ParseListen(const std::string& listen, Config& c) {
+  const std::size_t colon = listen.rfind(':');
+  if (colon == std::string::npos) {
+    return Status(StatusCode::kBadRequest,
+                  "--listen must be ADDRESS:PORT, e.g. 127.0.0.1:7070");
+  }
+  c.address = listen.substr(0, colon);
+  if (c.address.size() > 2 && c.address.front() == '[') {
+    c.address = c.address.substr(1, c.address.size() - 2);
+  }
+  const std::string port = listen.substr(colon + 1);
+  char* end = nullptr;
+  const long p = std::strtol(port.c_str(), &end, 10);
+  if (port.empty() || *end != '\0' || p < 0 || p > 65535) {
+    return Status(StatusCode::kBadRequest, "--listen port must be 0..65535");
+  }
+  c.port = static_cast<std::uint16_t>(p);
+  return Status::Ok();
+}
+
+bool IsLoopback(const std::string& address) {
+  return address == "127.0.0.1" || address == "::1" || address == "localhost" ||
+         address.starts_with("127.");
+}
+
+// Reads the config file: every key optional, unknown keys refused.
+Status ReadConfig(const std::string& path, Config& c, std::string& listen,
+                  std::string& data) {
+  std::ifstream in(path);
+  if (!in) return Status(StatusCode::kBadRequest, "cannot read config " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  boost::system::error_code ec;
+  json::value v = json::parse(text.str(), ec);
+  if (ec || !v.is_object()) {
+    return Status(StatusCode::kBadJson,
+                  "config " + path + " is not a JSON object");
+  }
+  for (const auto& [key, value] : v.as_object()) {
+    auto ms = [&](milliseconds& out) {
+      if (!value.is_int64() || value.as_int64() <= 0) return false;
+      out = milliseconds(value.as_int64());
+      return true;
+    };
+    bool ok = true;
+    if (key == "listen" && value.is_string()) {
+      listen = value.as_string();
+    } else if (key == "data" && value.is_string()) {
+      data = value.as_string();
+    } else if (key == "synchronous" && value.is_string()) {
+      c.synchronous = value.as_string();
+    } else if (key == "default_session_ttl_ms") {
+      ok = ms(c.api.default_session_ttl);
+    } else if (key == "max_session_ttl_ms") {
+      ok = ms(c.api.max_session_ttl);
+    } else if (key == "max_checkout_ttl_ms") {
+      ok = ms(c.api.max_checkout_ttl);
+    } else if (key == "request_timeout_ms") {
+      ok = ms(c.http.request_timeout);
+    } else if (key == "max_body_bytes" && value.is_int64() &&
+               value.as_int64() > 0) {
+      c.max_body_bytes = static_cast<std::size_t>(value.as_int64());
+    } else if (key == "http_body_limit" && value.is_int64() &&
+               value.as_int64() > 0) {
+      c.http.body_limit = static_cast<std::size_t>(value.as_int64());
+    } else if (key == "max_connections" && value.is_int64() &&
+               value.as_int64() > 0) {
+      c.http.max_connections = static_cast<std::size_t>(value.as_int64());
+    } else if (key == "namespaces" && value.is_object()) {
+      for (const auto& [ns, opts] : value.as_object()) {
+        NamespaceOptions o;
+        const json::value* rt =
+            opts.is_object() ? opts.as_object().if_contains("require_token")
+                             : nullptr;
+        if (rt == nullptr || !rt->is_bool()) {
+          return Status(StatusCode::kBadRequest,
+                        "config: namespaces." + std::string(ns) +
+                            " must be {\"require_token\": true|false}");
+        }
+        o.require_token = rt->as_bool();
+        c.namespaces.emplace_back(std::string(ns), o);
+      }
+    } else {
+      ok = false;
+    }
+    if (!ok) {
+      return Status(StatusCode::kBadRequest,
+                    "config " + path + ": key \"" + std::string(key) +
+                        "\" is unknown or has the wrong type");
+    }
+  }
+  return Status::Ok();
+}
+
+Status Prepare(const ServeFlags& flags, Config& c) {
+  std::string listen = flags.listen, data = flags.data;
+  if (!flags.config.empty()) {
+    if (Status st = ReadConfig(flags.config, c, listen, data); !st.ok())
+      return st;
+  }
+  if (Status st = ParseListen(listen, c); !st.ok()) return st;
+  if (!IsLoopback(c.address)) {
+    return Status(StatusCode::kForbidden,
+                  "refusing to listen on " + c.address +
+                      ": beyond loopback the server needs authentication "
+                      "tokens, which this build does not support yet");
+  }
+  c.data = data;
+  c.http.address = c.address;
+  c.http.port = c.port;
+  return Status::Ok();
+}
+
+}  // namespace
+
+int RunServe(const ServeFlags& flags) {
+  Config c;
+  if (Status st = Prepare(flags, c); !st.ok()) {
+    std::cerr << "leasehold serve: " << st.message() << "\n";
+    return 1;
+  }
+  std::error_code fs_error;
+  std::filesystem::create_directories(c.data, fs_error);
+  if (fs_error) {
+    std::cerr << "leasehold serve: cannot create " << c.data << ": "
+              << fs_error.message() << "\n";
+    return 1;
+  }
+  auto store =
+      OpenSqliteStore(c.data + "/leasehold.db", {.synchronous = c.synchronous});
+  if (!store) {
+    std::cerr << "leasehold serve: " << store.error().message() << "\n";
+    return 1;
+  }
+  const std::string where = (*store)->Describe();
+  RealClock clock;
+  asio::io_context io;
+  EngineOptions engine_options;
+  // Session ids above every id a previous run could have handed out.
+  engine_options.session_id_base =
+      static_cast<SessionId>(clock.Now().time_since_epoch().count());
+  engine_options.max_body_bytes = c.max_body_bytes;
+  auto service =
+      server::EngineService::Open(io, std::move(*store), engine_options, clock);
+  if (!service) {
+    std::cerr << "leasehold serve: " << service.error().message() << "\n";
+    return 1;
+  }
+  server::Api api(**service, c.api);
+  server::HttpServer http(io, api, **service, c.http);
+  auto port = http.Start();
+  if (!port) {
+    std::cerr << "leasehold serve: " << port.error().message() << "\n";
+    return 1;
+  }
+
+  auto work = asio::make_work_guard(io);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kIoThreads; ++i)
+    threads.emplace_back([&io] { io.run(); });
+  for (const auto& [ns, options] : c.namespaces) {
+    std::promise<void> done;
+    (*service)->Execute<int>(
+        [ns = ns, options = options](Engine& e, Time) {
+          e.SetNamespaceOptions(ns, options);
+          return 0;
+        },
+        [&done](Result<int>) { done.set_value(); });
+    done.get_future().wait();
+  }
+
+  std::promise<int> stop;
+  asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&stop](const boost::system::error_code& ec, int signo) {
+    if (!ec) stop.set_value(signo);
+  });
+  if (!flags.port_file.empty()) {
+    std::ofstream(flags.port_file + ".tmp") << *port << "\n";
+    std::filesystem::rename(flags.port_file + ".tmp", flags.port_file,
+                            fs_error);
+  }
+  std::cerr << "leasehold: serving " << where << " on http://" << c.address
+            << ":" << *port << "\n";
+
+  const int signo = stop.get_future().get();
+  std::cerr << "leasehold: signal " << signo
+            << ", stopping: no new connections, waiters cancelled\n";
+  http.Stop();
+  (*service)->Shutdown();  // answers waiters (-2) and flushes the store
+  for (int i = 0; i < 200 && http.open_connections() > 0; ++i) {
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  work.reset();
+  io.stop();
+  for (auto& t : threads) t.join();
+  std::cerr << "leasehold: stopped; every acknowledged change is on disk\n";
+  return 0;
+}
+
+}  // namespace leasehold::cli

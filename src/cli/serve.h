@@ -1,0 +1,22 @@
+// `leasehold serve`: runs the server in the foreground until SIGTERM.
+#ifndef LEASEHOLD_CLI_SERVE_H_
+#define LEASEHOLD_CLI_SERVE_H_
+
+#include <string>
+
+namespace leasehold::cli {
+
+struct ServeFlags {
+  std::string listen = "127.0.0.1:7070";
+  std::string data = "./leasehold-data";
+  std::string config;     // JSON file; empty: none
+  std::string port_file;  // write the bound port here once serving
+};
+
+// Returns the exit code: 0 after a clean SIGTERM/SIGINT shutdown, 1 when the
+// server cannot start (the reason goes to stderr).
+int RunServe(const ServeFlags& flags);
+
+}  // namespace leasehold::cli
+
+#endif  // LEASEHOLD_CLI_SERVE_H_

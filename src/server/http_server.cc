@@ -1,0 +1,284 @@
+// The only translation unit that includes Beast (it is slow to compile).
+#include "server/http_server.h"
+
+#include <atomic>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <mutex>
+#include <unordered_set>
+
+#include "server/json_io.h"
+
+namespace leasehold::server {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+
+class Connection;
+
+class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
+ public:
+  Impl(asio::io_context& io, Api& api, EngineService& service, HttpOptions o)
+      : io_(io),
+        api_(api),
+        service_(service),
+        options_(std::move(o)),
+        acceptor_(asio::make_strand(io)) {}
+
+  Result<std::uint16_t> Start();
+  void Stop();
+  void Accept();
+  void Forget(Connection* c);
+
+  asio::io_context& io_;
+  Api& api_;
+  EngineService& service_;
+  const HttpOptions options_;
+  tcp::acceptor acceptor_;
+  std::atomic<bool> stopping_{false};
+  mutable std::mutex mu_;
+  std::unordered_set<Connection*> connections_;
+  std::vector<std::weak_ptr<Connection>> registry_;
+};
+
+// One client connection: read a request, answer it, repeat.
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  Connection(tcp::socket socket, std::shared_ptr<HttpServer::Impl> server)
+      : stream_(std::move(socket)), server_(std::move(server)) {}
+  ~Connection() { server_->Forget(this); }
+
+  void Start() {
+    asio::dispatch(
+        stream_.get_executor(),
+        beast::bind_front_handler(&Connection::Read, shared_from_this()));
+  }
+
+  // Closes the connection if it is between requests. Any thread.
+  void CloseIfIdle() {
+    asio::post(stream_.get_executor(), [self = shared_from_this()] {
+      if (!self->busy_) {
+        beast::error_code ec;
+        self->stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+        self->stream_.close();
+      }
+    });
+  }
+
+ private:
+  void Read() {
+    busy_ = false;
+    parser_.emplace();
+    parser_->body_limit(server_->options_.body_limit);
+    parser_->header_limit(
+        static_cast<std::uint32_t>(server_->options_.header_limit));
+    stream_.expires_after(server_->options_.request_timeout);
+    http::async_read(
+        stream_, buffer_, *parser_,
+        beast::bind_front_handler(&Connection::OnRead, shared_from_this()));
+  }
+
+  void OnRead(beast::error_code ec, std::size_t) {
+    if (ec == http::error::end_of_stream || ec == beast::error::timeout ||
+        ec == asio::error::operation_aborted ||
+        ec == asio::error::connection_reset) {
+      return Close();
+    }
+    if (ec == http::error::body_limit) {
+      keep_alive_ = false;
+      return Write(
+          ErrorResponse(Status(
+              StatusCode::kBodyTooLarge,
+              "the request body is larger than " +
+                  std::to_string(server_->options_.body_limit) + " bytes")),
+          11);
+    }
+    if (ec) {
+      keep_alive_ = false;
+      return Write(
+          ErrorResponse(Status(StatusCode::kBadRequest,
+                               "malformed HTTP request: " + ec.message())),
+          11);
+    }
+    busy_ = true;
+    auto& req = parser_->get();
+    keep_alive_ = req.keep_alive() && !server_->stopping_;
+    version_ = req.version();
+    stream_.expires_never();  // a lock request may wait as long as it asked
+    ApiRequest api_req{std::string(req.method_string()),
+                       std::string(req.target()), std::move(req.body()),
+                       nullptr};
+    auto self = shared_from_this();
+    api_req.on_parked = [self](WaitId wait) {
+      asio::post(self->stream_.get_executor(),
+                 [self, wait] { self->Watch(wait); });
+    };
+    server_->api_.Handle(std::move(api_req), [self](ApiResponse r) {
+      asio::post(
+          self->stream_.get_executor(),
+          [self, r = std::move(r)]() mutable { self->Answer(std::move(r)); });
+    });
+  }
+
+  // While a request waits, a read that ends means the client hung up.
+  void Watch(WaitId wait) {
+    if (answered_) return;
+    watching_ = true;
+    wait_ = wait;
+    stream_.async_read_some(
+        buffer_.prepare(1024),
+        [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+          self->watching_ = false;
+          self->buffer_.commit(n);  // a pipelined request: keep its bytes
+          if (self->pending_) {
+            auto r = std::move(*self->pending_);
+            self->pending_.reset();
+            return self->Write(std::move(r), self->version_);
+          }
+          if (ec && ec != asio::error::operation_aborted) {
+            self->server_->service_.CancelWait(self->wait_);
+            self->keep_alive_ = false;
+          } else if (!ec) {
+            self->Watch(self->wait_);
+          }
+        });
+  }
+
+  void Answer(ApiResponse r) {
+    answered_ = true;
+    if (watching_) {
+      pending_ = std::move(r);
+      beast::error_code ec;
+      stream_.socket().cancel(ec);  // the watch ends, then writes
+      return;
+    }
+    Write(std::move(r), version_);
+  }
+
+  void Write(ApiResponse r, unsigned version) {
+    auto res = std::make_shared<http::response<http::string_body>>(
+        static_cast<http::status>(r.status), version);
+    res->set(http::field::server, "leasehold");
+    if (r.status != 204) {
+      res->set(http::field::content_type, r.content_type);
+      res->body() = std::move(r.body);
+    }
+    res->keep_alive(keep_alive_);
+    res->prepare_payload();
+    stream_.expires_after(server_->options_.request_timeout);
+    http::async_write(
+        stream_, *res,
+        [self = shared_from_this(), res](beast::error_code ec, std::size_t) {
+          self->answered_ = false;
+          if (ec || !self->keep_alive_) return self->Close();
+          self->Read();
+        });
+  }
+
+  void Close() {
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    stream_.close();
+  }
+
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  std::shared_ptr<HttpServer::Impl> server_;
+  std::optional<ApiResponse> pending_;
+  WaitId wait_ = 0;
+  unsigned version_ = 11;
+  bool keep_alive_ = true;
+  bool busy_ = false;
+  bool watching_ = false;
+  bool answered_ = false;
+};
+
+Result<std::uint16_t> HttpServer::Impl::Start() {
+  beast::error_code ec;
+  const auto address = asio::ip::make_address(options_.address, ec);
+  if (ec) {
+    return Error(
+        StatusCode::kBadRequest,
+        "cannot listen on \"" + options_.address + "\": not an IP address");
+  }
+  const tcp::endpoint endpoint(address, options_.port);
+  acceptor_.open(endpoint.protocol(), ec);
+  if (!ec) acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor_.bind(endpoint, ec);
+  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    return Error(StatusCode::kUnavailable,
+                 "cannot listen on " + options_.address + ":" +
+                     std::to_string(options_.port) + ": " + ec.message());
+  }
+  const std::uint16_t port = acceptor_.local_endpoint().port();
+  asio::dispatch(acceptor_.get_executor(),
+                 [self = shared_from_this()] { self->Accept(); });
+  return port;
+}
+
+void HttpServer::Impl::Accept() {
+  acceptor_.async_accept(
+      asio::make_strand(io_),
+      [self = shared_from_this()](beast::error_code ec, tcp::socket socket) {
+        if (ec || self->stopping_) return;
+        bool admitted;
+        {
+          std::lock_guard lock(self->mu_);
+          admitted = self->connections_.size() < self->options_.max_connections;
+        }
+        if (admitted) {
+          auto c = std::make_shared<Connection>(std::move(socket), self);
+          {
+            std::lock_guard lock(self->mu_);
+            self->connections_.insert(c.get());
+            self->registry_.push_back(c);
+          }
+          c->Start();
+        }
+        self->Accept();
+      });
+}
+
+void HttpServer::Impl::Forget(Connection* c) {
+  std::lock_guard lock(mu_);
+  connections_.erase(c);
+}
+
+void HttpServer::Impl::Stop() {
+  stopping_ = true;
+  asio::post(acceptor_.get_executor(), [self = shared_from_this()] {
+    beast::error_code ec;
+    self->acceptor_.close(ec);
+  });
+  std::vector<std::shared_ptr<Connection>> live;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& w : registry_) {
+      if (auto c = w.lock()) live.push_back(std::move(c));
+    }
+    registry_.clear();
+  }
+  for (auto& c : live) c->CloseIfIdle();
+}
+
+HttpServer::HttpServer(asio::io_context& io, Api& api, EngineService& service,
+                       HttpOptions options)
+    : impl_(std::make_shared<Impl>(io, api, service, std::move(options))) {}
+
+HttpServer::~HttpServer() = default;
+
+Result<std::uint16_t> HttpServer::Start() { return impl_->Start(); }
+void HttpServer::Stop() { impl_->Stop(); }
+
+std::size_t HttpServer::open_connections() const {
+  std::lock_guard lock(impl_->mu_);
+  return impl_->connections_.size();
+}
+
+}  // namespace leasehold::server

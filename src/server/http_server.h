@@ -1,0 +1,54 @@
+// HttpServer: HTTP/1.1 on Boost.Beast in front of Api. Connections live on
+// their own strands; limits (body, header, idle time, connection count)
+// are enforced here, so a slow or hostile client cannot hold the server.
+// While a lock request is parked, the connection watches its socket: a
+// client that hangs up cancels its wait (-2).
+#ifndef LEASEHOLD_SERVER_HTTP_SERVER_H_
+#define LEASEHOLD_SERVER_HTTP_SERVER_H_
+
+#include <boost/asio/io_context.hpp>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "server/api.h"
+
+namespace leasehold::server {
+
+struct HttpOptions {
+  std::string address = "127.0.0.1";
+  std::uint16_t port = 7070;            // 0: any free port (see Start)
+  std::size_t body_limit = 1 << 20;     // bytes; larger: 413 body_too_large
+  std::size_t header_limit = 16 << 10;  // bytes; larger: 400
+  // A request must arrive whole within this after the connection opens or
+  // after the previous answer; otherwise the connection is closed.
+  std::chrono::milliseconds request_timeout{30'000};
+  std::size_t max_connections = 1024;  // more are closed at once
+};
+
+class Connection;
+
+class HttpServer {
+ public:
+  HttpServer(boost::asio::io_context& io, Api& api, EngineService& service,
+             HttpOptions options);
+  ~HttpServer();
+
+  // Binds and starts accepting. Returns the port bound (useful with port 0).
+  Result<std::uint16_t> Start();
+  // Stops accepting and closes connections that are not mid-request.
+  // Thread-safe.
+  void Stop();
+
+  std::size_t open_connections() const;
+
+ private:
+  friend class Connection;
+  class Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace leasehold::server
+
+#endif  // LEASEHOLD_SERVER_HTTP_SERVER_H_
