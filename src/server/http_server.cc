@@ -174,8 +174,36 @@ class Connection : public std::enable_shared_from_this<Connection> {
         stream_, *res,
         [self = shared_from_this(), res](beast::error_code ec, std::size_t) {
           self->answered_ = false;
-          if (ec || !self->keep_alive_) return self->Close();
+          if (ec) return self->Close();
+          if (!self->keep_alive_ || self->server_->stopping_) {
+            return self->Linger();
+          }
           self->Read();
+        });
+  }
+
+  // After the last answer: stop sending, but read and drop what the client
+  // is still sending (say, the rest of a body that was too large) for a
+  // moment, so that it can read our answer instead of a reset.
+  void Linger() {
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    if (ec) return Close();
+    linger_until_ = std::chrono::steady_clock::now() +
+                    (server_->stopping_ ? std::chrono::milliseconds(200)
+                                        : std::chrono::milliseconds(2000));
+    Drain();
+  }
+
+  void Drain() {
+    stream_.expires_at(linger_until_);
+    buffer_.consume(buffer_.size());
+    stream_.async_read_some(
+        buffer_.prepare(64 << 10),
+        [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+          self->buffer_.commit(n);
+          if (ec) return self->Close();
+          self->Drain();
         });
   }
 
@@ -191,6 +219,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::shared_ptr<HttpServer::Impl> server_;
   std::optional<ApiResponse> pending_;
   WaitId wait_ = 0;
+  std::chrono::steady_clock::time_point linger_until_;
   unsigned version_ = 11;
   bool keep_alive_ = true;
   bool busy_ = false;

@@ -1,0 +1,297 @@
+// The real server over real HTTP on loopback: the reference walkthrough,
+// waits, deadlocks, expiry, hang-ups, races, restarts and bad input.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "tests/testing/server_process.h"
+#include "tests/testing/temp_dir.h"
+
+namespace leasehold::testing {
+namespace {
+
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+
+std::string Str(const boost::json::value& v, const char* key) {
+  return std::string(v.at(key).as_string());
+}
+
+class ServerTest : public ::testing::Test {
+ protected:
+  ServerTest() : server_(std::make_unique<ServerProcess>(dir_.File("data"))) {}
+
+  std::uint16_t port() const { return server_->port(); }
+
+  std::string OpenSession(HttpClient& c, const std::string& name,
+                          int ttl_ms = 60'000) {
+    auto a = c.Request("POST", "/v1/sessions",
+                       R"({"name":")" + name + R"(","ttl_ms":)" +
+                           std::to_string(ttl_ms) + "}");
+    EXPECT_EQ(a.status, 201u) << a.body;
+    return Str(a.json, "id");
+  }
+
+  static std::string AcquireBody(const std::string& session,
+                                 const std::string& resource,
+                                 const std::string& mode, int timeout_ms = -1) {
+    return R"({"session":")" + session + R"(","resource":")" + resource +
+           R"(","mode":")" + mode + R"(","owner":"Session","timeout_ms":)" +
+           std::to_string(timeout_ms) + "}";
+  }
+
+  TempDir dir_;
+  std::unique_ptr<ServerProcess> server_;
+};
+
+TEST_F(ServerTest, SeedWalkthroughOverHttp) {
+  HttpClient c(port());
+  ASSERT_EQ(c.Request("PUT", "/v1/records/docs/1", R"({"body":"First draft"})")
+                .status,
+            201u);
+  ASSERT_EQ(c.Request("PUT", "/v1/records/docs/2", R"({"body":"First draft"})")
+                .status,
+            201u);
+  auto asha = c.Request("POST", "/v1/records/docs/1/checkout",
+                        R"({"owner":"Asha","ttl_ms":300})");
+  ASSERT_EQ(asha.status, 200u);
+  auto ravi =
+      c.Request("POST", "/v1/records/docs/1/checkout", R"({"owner":"Ravi"})");
+  EXPECT_EQ(ravi.status, 423u);
+  EXPECT_EQ(Str(ravi.json, "locked_by"), "Asha");
+  std::this_thread::sleep_for(milliseconds(450));
+  auto row = c.Request("GET", "/v1/records/docs/1");
+  EXPECT_EQ(Str(row.json, "locked_by"), "Asha");
+  EXPECT_EQ(Str(row.json, "state"), "free");
+  EXPECT_EQ(
+      c.Request("POST", "/v1/records/docs/1/checkout", R"({"owner":"Ravi"})")
+          .status,
+      200u);
+  auto late = c.Request("POST", "/v1/records/docs/1/save",
+                        R"({"owner":"Asha","body":"Asha edit"})");
+  EXPECT_EQ(late.status, 423u);
+  EXPECT_EQ(Str(late.json, "reason"), "not_owner");
+  auto saved = c.Request("POST", "/v1/records/docs/1/save",
+                         R"({"owner":"Ravi","body":"Ravi edit"})");
+  EXPECT_EQ(saved.status, 200u);
+  EXPECT_EQ(
+      c.Request("POST", "/v1/records/docs/2/checkout", R"({"owner":"Asha"})")
+          .status,
+      200u);
+  EXPECT_EQ(
+      c.Request("POST", "/v1/records/docs/2/checkin", R"({"owner":"Ravi"})")
+          .status,
+      423u);
+  EXPECT_EQ(
+      c.Request("POST", "/v1/records/docs/2/checkin", R"({"owner":"Asha"})")
+          .status,
+      200u);
+  auto two = c.Request("GET", "/v1/records/docs/2");
+  EXPECT_TRUE(two.json.at("locked_by").is_null());
+  EXPECT_EQ(Str(two.json, "state"), "free");
+}
+
+TEST_F(ServerTest, DeadlockIsAnsweredAtOnceAndTheOtherWaiterGoesOn) {
+  HttpClient a(port()), b(port()), a_wait(port());
+  const std::string sa = OpenSession(a, "Asha"), sb = OpenSession(b, "Ravi");
+  ASSERT_EQ(a.Request("POST", "/v1/applocks/app/acquire",
+                      AcquireBody(sa, "r1", "Exclusive"))
+                .status,
+            200u);
+  ASSERT_EQ(b.Request("POST", "/v1/applocks/app/acquire",
+                      AcquireBody(sb, "r2", "Exclusive"))
+                .status,
+            200u);
+  a_wait.Send("POST", "/v1/applocks/app/acquire",
+              AcquireBody(sa, "r2", "Exclusive"));
+  // Wait until Asha's request is parked, then close the cycle.
+  for (int i = 0; i < 200; ++i) {
+    auto locks = b.Request("GET", "/v1/applocks/app");
+    bool parked = false;
+    for (const auto& l : locks.json.at("locks").as_array()) {
+      parked |= !l.at("waiting").as_array().empty();
+    }
+    if (parked) break;
+    std::this_thread::sleep_for(milliseconds(5));
+  }
+  const auto start = Clock::now();
+  auto victim = b.Request("POST", "/v1/applocks/app/acquire",
+                          AcquireBody(sb, "r1", "Exclusive"));
+  const auto took =
+      std::chrono::duration_cast<milliseconds>(Clock::now() - start);
+  std::printf("deadlock answered in %lld ms\n",
+              static_cast<long long>(took.count()));
+  EXPECT_EQ(victim.status, 409u);
+  EXPECT_EQ(victim.json.at("result").as_int64(), -3);
+  EXPECT_EQ(Str(victim.json, "status"), "deadlock");
+  EXPECT_EQ(victim.json.at("deadlock").at("cycle").as_array().size(), 2u);
+  ASSERT_EQ(b.Request("POST", "/v1/applocks/app/release",
+                      R"({"session":")" + sb +
+                          R"(","resource":"r2","owner":"Session"})")
+                .status,
+            200u);
+  auto granted = a_wait.Receive();
+  EXPECT_EQ(granted.status, 200u);
+  EXPECT_EQ(granted.json.at("result").as_int64(), 1);
+}
+
+TEST_F(ServerTest, SessionExpiryReleasesLocksAndWakesTheWaiter) {
+  HttpClient a(port()), b(port());
+  const std::string sa = OpenSession(a, "Asha", 300),
+                    sb = OpenSession(b, "Ravi");
+  ASSERT_EQ(a.Request("POST", "/v1/applocks/app/acquire",
+                      AcquireBody(sa, "doc", "Exclusive"))
+                .status,
+            200u);
+  auto woken = b.Request("POST", "/v1/applocks/app/acquire",
+                         AcquireBody(sb, "doc", "Shared"));
+  EXPECT_EQ(woken.status, 200u);
+  EXPECT_EQ(woken.json.at("result").as_int64(), 1);
+  EXPECT_EQ(a.Request("POST", "/v1/sessions/" + sa + "/keepalive").error_code(),
+            "session_not_found");
+}
+
+TEST_F(ServerTest, HangingUpCancelsTheWait) {
+  HttpClient a(port()), b(port()), watcher(port());
+  const std::string sa = OpenSession(a, "Asha"), sb = OpenSession(b, "Ravi");
+  ASSERT_EQ(a.Request("POST", "/v1/applocks/app/acquire",
+                      AcquireBody(sa, "doc", "Exclusive"))
+                .status,
+            200u);
+  b.Send("POST", "/v1/applocks/app/acquire",
+         AcquireBody(sb, "doc", "Exclusive"));
+  auto waiting = [&] {
+    auto locks = watcher.Request("GET", "/v1/applocks/app");
+    return locks.json.at("locks").at(0).at("waiting").as_array().size();
+  };
+  for (int i = 0; i < 200 && waiting() == 0; ++i)
+    std::this_thread::sleep_for(milliseconds(5));
+  ASSERT_EQ(waiting(), 1u);
+  b.Close();
+  for (int i = 0; i < 400 && waiting() != 0; ++i)
+    std::this_thread::sleep_for(milliseconds(5));
+  EXPECT_EQ(waiting(), 0u);
+}
+
+TEST_F(ServerTest, EightClientsRaceForTheSameKeysAndEachKeyHasOneWinner) {
+  constexpr int kClients = 8, kKeys = 2000;
+  std::vector<std::map<int, bool>> won(kClients);
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kClients; ++t) {
+    threads.emplace_back([&, t] {
+      HttpClient c(port());
+      const std::string body =
+          R"({"owner":"client)" + std::to_string(t) + R"(","ttl_ms":600000})";
+      for (int k = 0; k < kKeys; ++k) {
+        auto a = c.Request(
+            "POST", "/v1/records/race/doc" + std::to_string(k) + "/checkout",
+            body);
+        if (a.status == 200) {
+          won[t][k] = true;
+        } else if (a.status != 423) {
+          ++failures;
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+  std::vector<int> winners(kKeys, 0);
+  std::vector<int> per_client(kClients, 0);
+  for (int t = 0; t < kClients; ++t) {
+    for (const auto& [k, w] : won[t]) {
+      ++winners[k];
+      ++per_client[t];
+    }
+  }
+  for (int k = 0; k < kKeys; ++k) ASSERT_EQ(winners[k], 1) << "key " << k;
+  std::printf("grants per client:");
+  for (int n : per_client) std::printf(" %d", n);
+  std::printf("\n");
+}
+
+TEST_F(ServerTest, RestartsKeepEveryAcknowledgedChange) {
+  {
+    HttpClient c(port());
+    ASSERT_EQ(
+        c.Request("PUT", "/v1/records/docs/a", R"({"body":"kept"})").status,
+        201u);
+    ASSERT_EQ(c.Request("POST", "/v1/records/docs/a/checkout",
+                        R"({"owner":"Asha","ttl_ms":600000})")
+                  .status,
+              200u);
+  }
+  EXPECT_EQ(server_->Terminate(), 0) << "a clean SIGTERM exits 0";
+  server_ = std::make_unique<ServerProcess>(dir_.File("data"));
+  {
+    HttpClient c(port());
+    auto a = c.Request("GET", "/v1/records/docs/a");
+    EXPECT_EQ(Str(a.json, "body"), "kept");
+    EXPECT_EQ(Str(a.json, "locked_by"), "Asha");
+    ASSERT_EQ(c.Request("PUT", "/v1/records/docs/b", R"({"body":"also kept"})")
+                  .status,
+              201u);
+  }
+  server_->Kill();
+  server_ = std::make_unique<ServerProcess>(dir_.File("data"));
+  HttpClient c(port());
+  EXPECT_EQ(Str(c.Request("GET", "/v1/records/docs/b").json, "body"),
+            "also kept");
+}
+
+TEST_F(ServerTest, SigtermAnswersWaitersAsCancelled) {
+  HttpClient a(port()), b(port());
+  const std::string sa = OpenSession(a, "Asha"), sb = OpenSession(b, "Ravi");
+  ASSERT_EQ(a.Request("POST", "/v1/applocks/app/acquire",
+                      AcquireBody(sa, "doc", "Exclusive"))
+                .status,
+            200u);
+  b.Send("POST", "/v1/applocks/app/acquire",
+         AcquireBody(sb, "doc", "Exclusive"));
+  std::this_thread::sleep_for(milliseconds(200));
+  std::thread stopper([&] { EXPECT_EQ(server_->Terminate(), 0); });
+  auto cancelled = b.Receive();
+  stopper.join();
+  EXPECT_EQ(cancelled.status, 409u);
+  EXPECT_EQ(cancelled.json.at("result").as_int64(), -2);
+}
+
+TEST_F(ServerTest, BadInputGetsAClearErrorNeverACrash) {
+  HttpClient c(port());
+  EXPECT_EQ(c.Request("POST", "/v1/sessions", "{oops").error_code(),
+            "bad_json");
+  EXPECT_EQ(c.Request("POST", "/v1/sessions", "\"a string\"").error_code(),
+            "bad_json");
+  EXPECT_EQ(
+      c.Request("POST", "/v1/sessions", "{\"name\":\"\xc3\x28\"}").error_code(),
+      "bad_request");
+  EXPECT_EQ(c.Request("POST", "/v1/sessions", R"({"ttl_ms":[1]})").error_code(),
+            "bad_request");
+  EXPECT_EQ(c.Request("PUT", "/v1/records/docs/" + std::string(300, 'k'),
+                      R"({"body":"x"})")
+                .error_code(),
+            "name_too_long");
+  EXPECT_EQ(
+      c.Request("PUT", "/v1/records/docs/k", R"({"body":7})").error_code(),
+      "bad_request");
+  EXPECT_EQ(c.Request("PUT", "/v1/records/docs/k", "{}").error_code(),
+            "bad_request");
+  auto big = c.Request("PUT", "/v1/records/docs/big",
+                       R"({"body":")" + std::string(2 << 20, 'x') + "\"}");
+  EXPECT_EQ(big.status, 413u);
+  EXPECT_EQ(big.error_code(), "body_too_large");
+  HttpClient raw(port());
+  const std::string answer = raw.Raw("GARBAGE\r\n\r\n");
+  EXPECT_NE(answer.find("400"), std::string::npos) << answer;
+  HttpClient still(port());
+  EXPECT_EQ(still.Request("GET", "/healthz").status, 200u);
+}
+
+}  // namespace
+}  // namespace leasehold::testing

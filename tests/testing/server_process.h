@@ -1,0 +1,66 @@
+// ServerProcess: a real `leasehold serve` on an ephemeral loopback port, in
+// its own data directory, for integration tests; and HttpClient, a small
+// blocking HTTP/1.1 client (Beast) to talk to it.
+#ifndef LEASEHOLD_TESTS_TESTING_SERVER_PROCESS_H_
+#define LEASEHOLD_TESTS_TESTING_SERVER_PROCESS_H_
+
+#include <sys/types.h>
+
+#include <boost/json.hpp>
+#include <chrono>
+#include <memory>
+#include <string>
+
+namespace leasehold::testing {
+
+struct HttpAnswer {
+  unsigned status = 0;
+  std::string body;
+  boost::json::value json;         // parsed body, or null
+  std::string error_code() const;  // error.code, or ""
+};
+
+// One keep-alive connection to 127.0.0.1:port.
+class HttpClient {
+ public:
+  explicit HttpClient(std::uint16_t port);
+  ~HttpClient();
+  HttpClient(const HttpClient&) = delete;
+  HttpClient& operator=(const HttpClient&) = delete;
+
+  HttpAnswer Request(const std::string& method, const std::string& target,
+                     const std::string& body = "");
+  // Sends a request and returns without reading the answer.
+  void Send(const std::string& method, const std::string& target,
+            const std::string& body = "");
+  HttpAnswer Receive();
+  // Closes the connection abruptly.
+  void Close();
+  // Sends raw bytes (for malformed requests); returns the raw answer.
+  std::string Raw(const std::string& bytes);
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+class ServerProcess {
+ public:
+  // Starts `leasehold serve` with `data_dir` (and `config`, if not empty);
+  // returns once /healthz answers.
+  ServerProcess(const std::string& data_dir, const std::string& config = "");
+  ~ServerProcess();  // SIGTERM, then SIGKILL if it does not stop
+
+  std::uint16_t port() const { return port_; }
+  // SIGTERM and wait; returns the exit status (as from waitpid).
+  int Terminate();
+  void Kill();  // SIGKILL and wait
+
+ private:
+  pid_t pid_ = -1;
+  std::uint16_t port_ = 0;
+};
+
+}  // namespace leasehold::testing
+
+#endif  // LEASEHOLD_TESTS_TESTING_SERVER_PROCESS_H_
