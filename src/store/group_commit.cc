@@ -32,11 +32,13 @@ GroupCommitter::Seq GroupCommitter::last_submitted() const {
 Status GroupCommitter::Wait(Seq seq) {
   std::unique_lock lock(mu_);
   while (durable_seq_ < seq && failure_.ok()) {
-    if (writing_) {
-      durable_.wait(lock);
-    } else {
+    if (!writing_) {
       CommitQueued(lock);  // become the leader
+      continue;
     }
+    Waiter w{seq, {}, false};
+    waiters_.push_back(&w);
+    w.cv.wait(lock, [&] { return w.wake; });
   }
   return durable_seq_ >= seq ? Status::Ok() : failure_;
 }
@@ -61,6 +63,22 @@ GroupCommitter::Seq GroupCommitter::durable_seq() const {
 Status GroupCommitter::failure() const {
   std::lock_guard lock(mu_);
   return failure_;
+}
+
+void GroupCommitter::WakeWaiters() {
+  bool leader_chosen = false;
+  for (auto it = waiters_.begin(); it != waiters_.end();) {
+    Waiter* w = *it;
+    const bool done = w->seq <= durable_seq_ || !failure_.ok();
+    if (done || !leader_chosen) {
+      leader_chosen |= !done;  // it will find nobody writing and lead
+      w->wake = true;
+      w->cv.notify_one();
+      it = waiters_.erase(it);
+    } else {
+      ++it;
+    }
+  }
 }
 
 GroupCommitStats GroupCommitter::Stats() const {
@@ -129,6 +147,7 @@ void GroupCommitter::CommitQueued(std::unique_lock<std::mutex>& lock) {
     }
   }
   durable_.notify_all();
+  WakeWaiters();
   // More callbacks may wait for batches queued meanwhile.
   if (!callbacks_.empty()) work_.notify_one();
   if (ready.empty()) return;

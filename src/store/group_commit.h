@@ -74,8 +74,21 @@ class GroupCommitter {
 
   Store* store_;
   mutable std::mutex mu_;
+  // A thread blocked in Wait(). Each has its own condition variable, so a
+  // commit wakes only the writers it made durable (and one new leader), not
+  // every waiting thread.
+  struct Waiter {
+    Seq seq;
+    std::condition_variable cv;
+    bool wake = false;
+  };
+  // Wakes the waiters whose sequence is durable (all of them after a
+  // failure), and the first other one to lead the next commit.
+  void WakeWaiters();
+
   std::condition_variable work_;     // the background thread waits here
-  std::condition_variable durable_;  // writers wait for their sequence
+  std::condition_variable durable_;  // the background thread, when stopping
+  std::deque<Waiter*> waiters_;
   std::vector<JournalBatch> queue_;
   std::vector<std::pair<Seq, Callback>> callbacks_;
   Seq submitted_ = 0;
