@@ -17,7 +17,12 @@
 #include <filesystem>
 #include <string>
 
+#include <boost/asio/executor_work_guard.hpp>
+#include <future>
+#include <thread>
+
 #include "common/real_clock.h"
+#include "server/engine_service.h"
 #include "store/durable_engine.h"
 #include "store/sqlite/sqlite_store.h"
 
@@ -91,6 +96,86 @@ BENCHMARK(BM_LeaseholdDurableCheckoutCheckin)
     ->Threads(64)
     ->UseRealTime()
     ->MinTime(2.0);
+
+// --- leasehold as the server runs it: N concurrent writers as chains of
+// asynchronous commands on two I/O threads (EngineService), not N threads.
+
+void BM_ServiceDurableCheckoutCheckin(benchmark::State& state) {
+  const int writers = static_cast<int>(state.range(0));
+  const std::string path = FreshPath("service.db");
+  namespace asio = boost::asio;
+  asio::io_context io;
+  auto service = std::move(*server::EngineService::Open(
+      io, std::move(*OpenSqliteStore(path)), {}, *clock_for_bench));
+  auto work = asio::make_work_guard(io);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 2; ++i) threads.emplace_back([&io] { io.run(); });
+
+  std::atomic<std::uint64_t> pairs{0};
+  std::atomic<bool> stop{false};
+  std::atomic<int> running{0};
+  std::atomic<bool> failed{false};
+  // One writer: checkout, then check in, then the next key, until stopped.
+  std::function<void(int, std::uint64_t)> pair = [&](int w, std::uint64_t i) {
+    if (stop) {
+      --running;
+      return;
+    }
+    const std::string owner = "writer" + std::to_string(w);
+    const std::string key = owner + ":" + std::to_string(i % 100);
+    service->Execute<Result<CheckoutOutcome>>(
+        [owner, key](Engine& e, Time now) {
+          return e.Checkout(now,
+                            {{"bench", key}, owner, seconds(30), owner, true});
+        },
+        [&, w, i, owner, key](Result<Result<CheckoutOutcome>> got) {
+          if (!got || !got->has_value() || !(*got)->granted) failed = true;
+          service->Execute<Result<WriteOutcome>>(
+              [owner, key](Engine& e, Time now) {
+                return e.Checkin(now, {"bench", key}, {"", owner});
+              },
+              [&, w, i](Result<Result<WriteOutcome>> back) {
+                if (!back || !back->has_value() || !(*back)->done)
+                  failed = true;
+                ++pairs;
+                pair(w, i + 1);
+              });
+        });
+  };
+  double seconds_run = 0;
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();
+    running = writers;
+    for (int w = 0; w < writers; ++w) pair(w, 0);
+    std::this_thread::sleep_for(std::chrono::seconds(3));
+    stop = true;
+    while (running > 0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    seconds_run =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+  }
+  if (failed) state.SkipWithError("a checkout or checkin failed");
+  const auto stats = service->CommitStats();
+  state.counters["pairs_per_second"] = static_cast<double>(pairs) / seconds_run;
+  state.counters["entries_per_fsync"] =
+      stats.batches ? static_cast<double>(stats.entries) /
+                          static_cast<double>(stats.batches)
+                    : 0;
+  service->Shutdown();
+  work.reset();
+  io.stop();
+  for (auto& t : threads) t.join();
+  service.reset();
+  RemoveDb(path);
+}
+BENCHMARK(BM_ServiceDurableCheckoutCheckin)
+    ->Arg(1)
+    ->Arg(16)
+    ->Arg(64)
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 // --- baseline: the article's one UPDATE per operation, plain SQL ---------
 
