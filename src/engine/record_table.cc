@@ -181,21 +181,31 @@ Result<CheckoutOutcome> RecordTable::Checkout(Time now,
   return out;
 }
 
+Result<RecordTable::Found> RecordTable::FindHeld(Time now, RecordKey key,
+                                                 LeaseProof proof,
+                                                 bool need_record,
+                                                 RefusalReason& refusal) {
+  if (Status st = ValidateKey(key); !st.ok()) return std::unexpected(st);
+  if (Status st = ValidateProof(proof); !st.ok()) return std::unexpected(st);
+  Found f = Find(key);
+  if (f.ns == nullptr || f.it == f.ns->keys.end() ||
+      (need_record && !f.it->second.has_record)) {
+    return std::unexpected(NotFound(key));
+  }
+  refusal = CheckHolder(*f.ns, f.it->second, proof, now);
+  return f;
+}
+
 Result<WriteOutcome> RecordTable::Save(
     Time now, RecordKey key, LeaseProof proof, std::string_view body,
     std::optional<std::uint64_t> if_version) {
-  if (Status st = ValidateKey(key); !st.ok()) return std::unexpected(st);
-  if (Status st = ValidateProof(proof); !st.ok()) return std::unexpected(st);
   if (Status st = ValidateBody(body); !st.ok()) return std::unexpected(st);
-  Found f = Find(key);
-  if (f.ns == nullptr || f.it == f.ns->keys.end() || !f.it->second.has_record) {
-    return std::unexpected(NotFound(key));
-  }
+  RefusalReason refusal = RefusalReason::kNone;
+  auto held = FindHeld(now, key, proof, /*need_record=*/true, refusal);
+  if (!held) return std::unexpected(held.error());
+  if (refusal != RefusalReason::kNone) return Refused(refusal);
+  Found& f = *held;
   KeyState& k = f.it->second;
-  if (auto reason = CheckHolder(*f.ns, k, proof, now);
-      reason != RefusalReason::kNone) {
-    return Refused(reason);
-  }
   if (if_version && *if_version != k.version) {
     return Refused(RefusalReason::kVersionMismatch);
   }
@@ -211,17 +221,11 @@ Result<WriteOutcome> RecordTable::Save(
 
 Result<WriteOutcome> RecordTable::Checkin(Time now, RecordKey key,
                                           LeaseProof proof) {
-  if (Status st = ValidateKey(key); !st.ok()) return std::unexpected(st);
-  if (Status st = ValidateProof(proof); !st.ok()) return std::unexpected(st);
-  Found f = Find(key);
-  if (f.ns == nullptr || f.it == f.ns->keys.end()) {
-    return std::unexpected(NotFound(key));
-  }
-  if (auto reason = CheckHolder(*f.ns, f.it->second, proof, now);
-      reason != RefusalReason::kNone) {
-    return Refused(reason);
-  }
-  ClearLease(*f.ns, *f.ns_name, f.it, now);
+  RefusalReason refusal = RefusalReason::kNone;
+  auto held = FindHeld(now, key, proof, /*need_record=*/false, refusal);
+  if (!held) return std::unexpected(held.error());
+  if (refusal != RefusalReason::kNone) return Refused(refusal);
+  ClearLease(*held->ns, *held->ns_name, held->it, now);
   WriteOutcome out;
   out.done = true;
   return out;
@@ -229,17 +233,12 @@ Result<WriteOutcome> RecordTable::Checkin(Time now, RecordKey key,
 
 Result<WriteOutcome> RecordTable::Delete(Time now, RecordKey key,
                                          LeaseProof proof) {
-  if (Status st = ValidateKey(key); !st.ok()) return std::unexpected(st);
-  if (Status st = ValidateProof(proof); !st.ok()) return std::unexpected(st);
-  Found f = Find(key);
-  if (f.ns == nullptr || f.it == f.ns->keys.end() || !f.it->second.has_record) {
-    return std::unexpected(NotFound(key));
-  }
+  RefusalReason refusal = RefusalReason::kNone;
+  auto held = FindHeld(now, key, proof, /*need_record=*/true, refusal);
+  if (!held) return std::unexpected(held.error());
+  if (refusal != RefusalReason::kNone) return Refused(refusal);
+  Found& f = *held;
   KeyState& k = f.it->second;
-  if (auto reason = CheckHolder(*f.ns, k, proof, now);
-      reason != RefusalReason::kNone) {
-    return Refused(reason);
-  }
   Emit(EventType::kRecordDeleted, now, key.ns, key.key, k);
   SetLease(*f.ns_name, f.it->first, k, std::nullopt);
   JournalDelete(*f.ns_name, f.it->first);

@@ -74,6 +74,11 @@ class RecordTable {
   using Expiry = std::tuple<Time, const std::string*, const std::string*>;
 
   Found Find(RecordKey key);
+  // For Save, Checkin and Delete: the key, after validating the request.
+  // An error when the key is unknown (or has no record and `need_record`);
+  // `refusal` says whether `proof` holds an unexpired lease on it.
+  Result<Found> FindHeld(Time now, RecordKey key, LeaseProof proof,
+                         bool need_record, RefusalReason& refusal);
   Found FindOrCreateNamespace(std::string_view ns);
   Status ValidateKey(RecordKey key) const;
   Status ValidateBody(std::string_view body) const;

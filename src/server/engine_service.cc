@@ -1,5 +1,7 @@
 #include "server/engine_service.h"
 
+#include "store/restore.h"
+
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/post.hpp>
 #include <future>
@@ -40,19 +42,11 @@ Result<std::unique_ptr<EngineService>> EngineService::Open(
     const Clock& clock) {
   auto sink = std::make_unique<Sink>();
   options.events = sink.get();
-  auto engine = std::make_unique<Engine>(options);
-  const Time now = clock.Now();
-  auto fences = store->Load(
-      [&](KeyRow&& row) { return engine->RestoreKey(now, std::move(row)); });
-  const Status st = fences ? engine->RestoreFences(*fences) : fences.error();
-  if (!st.ok()) {
-    return std::unexpected(
-        Status(StatusCode::kUnavailable,
-               "cannot load " + store->Describe() + ": " + st.message()));
-  }
+  auto engine = RestoreEngine(*store, options, clock.Now());
+  if (!engine) return std::unexpected(engine.error());
   sink->events.clear();  // restoring announces nothing
   std::unique_ptr<EngineService> service(
-      new EngineService(io, std::move(store), std::move(engine), clock));
+      new EngineService(io, std::move(store), std::move(*engine), clock));
   service->sink_ = std::move(sink);
   asio::post(service->strand_, [s = service.get()] { s->ArmTimer(); });
   return service;

@@ -1,0 +1,20 @@
+#include "store/restore.h"
+
+namespace leasehold {
+
+Result<std::unique_ptr<Engine>> RestoreEngine(Store& store,
+                                              const EngineOptions& options,
+                                              Time now) {
+  auto engine = std::make_unique<Engine>(options);
+  auto fences = store.Load(
+      [&](KeyRow&& row) { return engine->RestoreKey(now, std::move(row)); });
+  const Status st = fences ? engine->RestoreFences(*fences) : fences.error();
+  if (!st.ok()) {
+    return std::unexpected(
+        Status(StatusCode::kUnavailable,
+               "cannot load " + store.Describe() + ": " + st.message()));
+  }
+  return engine;
+}
+
+}  // namespace leasehold

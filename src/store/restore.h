@@ -1,0 +1,22 @@
+// Loading a Store into a new Engine: the one start-up path shared by
+// DurableEngine and the server's EngineService.
+#ifndef LEASEHOLD_STORE_RESTORE_H_
+#define LEASEHOLD_STORE_RESTORE_H_
+
+#include <memory>
+
+#include "leasehold/engine.h"
+#include "store/store.h"
+
+namespace leasehold {
+
+// A new engine made with `options`, holding everything `store` holds, as of
+// `now`. Fails with kUnavailable, naming the store, when it cannot be read
+// or holds a row the engine refuses.
+Result<std::unique_ptr<Engine>> RestoreEngine(Store& store,
+                                              const EngineOptions& options,
+                                              Time now);
+
+}  // namespace leasehold
+
+#endif  // LEASEHOLD_STORE_RESTORE_H_
