@@ -162,9 +162,10 @@ struct EngineStats {
   std::size_t resources = 0;      // resources with a holder or a waiter
   std::size_t granted_locks = 0;  // granted entries
   std::size_t waiting = 0;
-  std::uint64_t deadlocks = 0;  // since start
-  std::uint64_t timeouts = 0;   // since start
-  std::size_t keys = 0;         // keys with a record or a lease
+  std::uint64_t deadlocks = 0;                   // since start
+  std::uint64_t timeouts = 0;                    // since start
+  std::optional<Time> oldest_transaction_start;  // of the open ones
+  std::size_t keys = 0;  // keys with a record or a lease
   std::size_t active_checkouts = 0;
   Fence last_fence = 0;
 };

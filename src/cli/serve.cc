@@ -14,6 +14,7 @@
 #include "server/api.h"
 #include "server/engine_service.h"
 #include "server/http_server.h"
+#include "server/metrics.h"
 #include "store/sqlite/sqlite_store.h"
 
 namespace leasehold::cli {
@@ -184,7 +185,12 @@ int RunServe(const ServeFlags& flags) {
     std::cerr << "leasehold serve: " << service.error().message() << "\n";
     return 1;
   }
-  server::Api api(**service, c.api);
+  server::Metrics metrics;
+  (*service)->SetEventListener(
+      [&metrics](const std::vector<server::OwnedEvent>& events) {
+        metrics.OnEvents(events);
+      });
+  server::Api api(**service, c.api, &metrics);
   server::HttpServer http(io, api, **service, c.http);
   auto port = http.Start();
   if (!port) {

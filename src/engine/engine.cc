@@ -394,8 +394,14 @@ class Engine::Impl {
     st.sessions = sessions_.size();
     st.open_transactions = open_transactions_;
     st.resources = table_.resource_count();
-    sessions_.ForEach(
-        [&](const Session* s) { st.granted_locks += s->total_grants(); });
+    sessions_.ForEach([&](const Session* s) {
+      st.granted_locks += s->total_grants();
+      if (s->transaction &&
+          (!st.oldest_transaction_start ||
+           s->transaction->started_at < *st.oldest_transaction_start)) {
+        st.oldest_transaction_start = s->transaction->started_at;
+      }
+    });
     st.waiting = waits_.size();
     st.deadlocks = deadlocks_;
     st.timeouts = timeouts_;

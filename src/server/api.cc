@@ -131,6 +131,15 @@ Result<SessionId> SessionField(const Fields& fields) {
                "field \"session\" must be a session id string");
 }
 
+void Api::ServeMetrics(Respond respond) {
+  service_.ReadStats([this, respond = std::move(respond)](
+                         EngineStats engine, std::size_t parked, Time now) {
+    respond(ApiResponse{
+        200, metrics_->Render(engine, parked, service_.CommitStats(), now),
+        "text/plain; version=0.0.4"});
+  });
+}
+
 void Api::Handle(ApiRequest request, Respond respond) {
   const std::string_view target = request.target;
   const std::size_t q = target.find('?');
@@ -174,8 +183,13 @@ void Api::Handle(ApiRequest request, Respond respond) {
     return failure.ok() ? c.Reply(200, json::object{{"status", "ok"}})
                         : c.Fail(failure);
   }
-  if (segments.empty() || segments[0] != "v1")
+  if (segments.size() == 1 && segments[0] == "metrics" && m == "GET" &&
+      metrics_ != nullptr) {
+    return ServeMetrics(std::move(c.respond));
+  }
+  if (segments.empty() || segments[0] != "v1") {
     return c.Fail(NoRoute(m, raw_path));
+  }
   c.path.assign(segments.begin() + 1, segments.end());
   const auto& p = c.path;
   const std::size_t n = p.size();

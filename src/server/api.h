@@ -9,6 +9,7 @@
 #include <string>
 
 #include "server/engine_service.h"
+#include "server/metrics.h"
 
 namespace leasehold::server {
 
@@ -37,15 +38,19 @@ class Api {
  public:
   using Respond = std::function<void(ApiResponse)>;
 
-  Api(EngineService& service, ApiOptions options)
-      : service_(service), options_(options) {}
+  // `metrics` may be null (then /metrics answers 404).
+  Api(EngineService& service, ApiOptions options, Metrics* metrics = nullptr)
+      : service_(service), options_(options), metrics_(metrics) {}
 
   // Answers `request` through `respond`, exactly once, on any thread.
   void Handle(ApiRequest request, Respond respond);
 
  private:
+  void ServeMetrics(Respond respond);
+
   EngineService& service_;
   ApiOptions options_;
+  Metrics* metrics_;
 };
 
 // The HTTP status of an error code (API.md's conventions).

@@ -97,9 +97,9 @@ void EngineService::CancelWait(WaitId wait) {
 }
 
 void EngineService::ReadStats(
-    std::function<void(EngineStats, std::size_t)> done) {
+    std::function<void(EngineStats, std::size_t, Time)> done) {
   asio::post(strand_, [this, done = std::move(done)] {
-    done(engine_->Stats(), parked_.size());
+    done(engine_->Stats(), parked_.size(), clock_.Now());
   });
 }
 

@@ -113,7 +113,9 @@ class EngineService {
   // OK while the store accepts writes; its failure once it did not.
   Status StoreFailure() const { return committer_.failure(); }
   // Engine statistics, read on the strand.
-  void ReadStats(std::function<void(EngineStats, std::size_t)> done);
+  // Engine statistics, the number of parked requests and the time, read on
+  // the strand; `done` runs there too, so it must be quick.
+  void ReadStats(std::function<void(EngineStats, std::size_t, Time)> done);
 
  private:
   class Sink;

@@ -262,6 +262,51 @@ TEST_F(ServerTest, SigtermAnswersWaitersAsCancelled) {
   EXPECT_EQ(cancelled.json.at("result").as_int64(), -2);
 }
 
+// The value of the first sample line that starts with `prefix`, or -1.
+double Sample(const std::string& text, const std::string& prefix) {
+  const std::size_t at = text.find("\n" + prefix + " ");
+  if (at == std::string::npos) return -1;
+  return std::stod(text.substr(at + prefix.size() + 2));
+}
+
+TEST_F(ServerTest, MetricsCountResultsWaitsAndState) {
+  HttpClient a(port()), b(port());
+  const std::string sa = OpenSession(a, "Asha"), sb = OpenSession(b, "Ravi");
+  ASSERT_EQ(a.Request("POST", "/v1/sessions/" + sa + "/transaction").status,
+            201u);
+  ASSERT_EQ(a.Request("POST", "/v1/applocks/app/acquire",
+                      AcquireBody(sa, "doc", "Exclusive"))
+                .status,
+            200u);
+  EXPECT_EQ(b.Request("POST", "/v1/applocks/app/acquire",
+                      AcquireBody(sb, "doc", "Shared", 0))
+                .status,
+            409u);
+  EXPECT_EQ(b.Request("POST", "/v1/applocks/app/acquire",
+                      AcquireBody(sb, "doc", "Shared", 50))
+                .status,
+            409u);
+  ASSERT_EQ(
+      a.Request("POST", "/v1/records/docs/k/checkout", R"({"owner":"Asha"})")
+          .status,
+      200u);
+  auto m = a.Request("GET", "/metrics");
+  ASSERT_EQ(m.status, 200u);
+  const std::string& t = m.body;
+  EXPECT_EQ(Sample(t, R"(leasehold_acquisitions_total{result="granted"})"), 1);
+  EXPECT_EQ(Sample(t, R"(leasehold_acquisitions_total{result="timeout"})"), 2);
+  EXPECT_EQ(Sample(t, "leasehold_wait_seconds_count"), 1);  // the 50 ms wait
+  EXPECT_GE(Sample(t, "leasehold_wait_seconds_sum"), 0.04);
+  EXPECT_EQ(Sample(t, "leasehold_locks_held"), 1);
+  EXPECT_EQ(Sample(t, "leasehold_sessions_open"), 2);
+  EXPECT_EQ(Sample(t, "leasehold_transactions_open"), 1);
+  EXPECT_GT(Sample(t, "leasehold_oldest_transaction_age_seconds"), 0);
+  EXPECT_EQ(Sample(t, "leasehold_checkouts_active"), 1);
+  EXPECT_GE(Sample(t, "leasehold_store_batches_total"), 1);
+  EXPECT_NE(t.find("# TYPE leasehold_wait_seconds histogram"),
+            std::string::npos);
+}
+
 TEST_F(ServerTest, BadInputGetsAClearErrorNeverACrash) {
   HttpClient c(port());
   EXPECT_EQ(c.Request("POST", "/v1/sessions", "{oops").error_code(),

@@ -1,0 +1,136 @@
+#include "server/metrics.h"
+
+#include <sstream>
+
+namespace leasehold::server {
+namespace {
+
+double Seconds(Duration d) { return std::chrono::duration<double>(d).count(); }
+
+void Metric(std::ostringstream& out, const char* name, const char* type,
+            const char* help) {
+  out << "# HELP " << name << " " << help << "\n# TYPE " << name << " " << type
+      << "\n";
+}
+
+}  // namespace
+
+void Metrics::ObserveWait(double seconds) {
+  for (std::size_t i = 0; i < kWaitBuckets.size(); ++i) {
+    if (seconds <= kWaitBuckets[i]) ++wait_buckets_[i];
+  }
+  ++wait_count_;
+  wait_sum_ += seconds;
+}
+
+void Metrics::OnEvents(const std::vector<OwnedEvent>& events) {
+  std::lock_guard lock(mu_);
+  for (const OwnedEvent& e : events) {
+    auto waited = [&] {
+      auto it = waiting_since_.find(e.session);
+      if (it == waiting_since_.end()) return false;
+      ObserveWait(Seconds(e.at - it->second));
+      waiting_since_.erase(it);
+      return true;
+    };
+    switch (e.type) {
+      case EventType::kLockWaiting:
+        waiting_since_[e.session] = e.at;
+        break;
+      case EventType::kLockGranted:
+        ++(waited() ? granted_after_wait_ : granted_);
+        break;
+      case EventType::kLockTimeout:
+        waited();
+        ++timeout_;
+        break;
+      case EventType::kLockCancelled:
+        waited();
+        ++cancelled_;
+        break;
+      case EventType::kLockDeadlock:
+        waited();
+        ++deadlock_;
+        break;
+      case EventType::kSessionExpired:
+        ++sessions_expired_;
+        waiting_since_.erase(e.session);
+        break;
+      case EventType::kSessionClosed:
+        waiting_since_.erase(e.session);
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+std::string Metrics::Render(const EngineStats& engine, std::size_t parked,
+                            const GroupCommitStats& store, Time now) const {
+  std::lock_guard lock(mu_);
+  std::ostringstream out;
+  Metric(out, "leasehold_acquisitions_total", "counter",
+         "Application-lock requests by result.");
+  const std::pair<const char*, std::uint64_t> results[] = {
+      {"granted", granted_},
+      {"granted_after_wait", granted_after_wait_},
+      {"timeout", timeout_},
+      {"cancelled", cancelled_},
+      {"deadlock", deadlock_}};
+  for (const auto& [result, n] : results) {
+    out << "leasehold_acquisitions_total{result=\"" << result << "\"} " << n
+        << "\n";
+  }
+  Metric(out, "leasehold_wait_seconds", "histogram",
+         "How long parked lock requests waited before their answer.");
+  for (std::size_t i = 0; i < kWaitBuckets.size(); ++i) {
+    out << "leasehold_wait_seconds_bucket{le=\"" << kWaitBuckets[i] << "\"} "
+        << wait_buckets_[i] << "\n";
+  }
+  out << "leasehold_wait_seconds_bucket{le=\"+Inf\"} " << wait_count_ << "\n"
+      << "leasehold_wait_seconds_sum " << wait_sum_ << "\n"
+      << "leasehold_wait_seconds_count " << wait_count_ << "\n";
+  auto gauge = [&](const char* name, const char* help, double v) {
+    Metric(out, name, "gauge", help);
+    out << name << " " << v << "\n";
+  };
+  auto counter = [&](const char* name, const char* help, double v) {
+    Metric(out, name, "counter", help);
+    out << name << " " << v << "\n";
+  };
+  gauge("leasehold_locks_held", "Granted application-lock entries.",
+        static_cast<double>(engine.granted_locks));
+  gauge("leasehold_lock_waiters", "Parked lock requests.",
+        static_cast<double>(parked));
+  gauge("leasehold_sessions_open", "Open sessions.",
+        static_cast<double>(engine.sessions));
+  counter("leasehold_sessions_expired_total", "Sessions that expired.",
+          static_cast<double>(sessions_expired_));
+  gauge("leasehold_transactions_open", "Open transactions.",
+        static_cast<double>(engine.open_transactions));
+  gauge("leasehold_oldest_transaction_age_seconds",
+        "Age of the oldest open transaction (0 if none).",
+        engine.oldest_transaction_start
+            ? Seconds(now - *engine.oldest_transaction_start)
+            : 0);
+  gauge("leasehold_checkouts_active", "Unexpired checkout leases.",
+        static_cast<double>(engine.active_checkouts));
+  gauge("leasehold_keys", "Keys with a record or a lease.",
+        static_cast<double>(engine.keys));
+  counter("leasehold_store_batches_total", "Store commits (one fsync each).",
+          static_cast<double>(store.batches));
+  counter("leasehold_store_entries_total", "Journal entries committed.",
+          static_cast<double>(store.entries));
+  gauge("leasehold_store_last_batch_entries",
+        "Journal entries in the last commit (group-commit size).",
+        static_cast<double>(store.last_batch_entries));
+  counter("leasehold_store_commit_seconds_total",
+          "Time spent committing, in seconds.", store.total_commit_seconds);
+  gauge("leasehold_store_last_commit_seconds",
+        "Latency of the last commit, in seconds.", store.last_commit_seconds);
+  counter("leasehold_fence", "The last fence handed out.",
+          static_cast<double>(engine.last_fence));
+  return out.str();
+}
+
+}  // namespace leasehold::server

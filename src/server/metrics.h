@@ -1,0 +1,45 @@
+// Metrics: counters fed by the engine's events, rendered with the engine's
+// and the store's statistics in Prometheus text format (GET /metrics).
+#ifndef LEASEHOLD_SERVER_METRICS_H_
+#define LEASEHOLD_SERVER_METRICS_H_
+
+#include <array>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "server/engine_service.h"
+
+namespace leasehold::server {
+
+class Metrics {
+ public:
+  // Upper bounds of the wait-time histogram, in seconds.
+  static constexpr std::array<double, 11> kWaitBuckets = {
+      0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60};
+
+  // Counts acquisitions by result and times waits. Thread-safe.
+  void OnEvents(const std::vector<OwnedEvent>& events);
+
+  // The exposition text. `now` measures the oldest transaction's age.
+  std::string Render(const EngineStats& engine, std::size_t parked,
+                     const GroupCommitStats& store, Time now) const;
+
+ private:
+  void ObserveWait(double seconds);
+
+  mutable std::mutex mu_;
+  std::uint64_t granted_ = 0, granted_after_wait_ = 0, timeout_ = 0,
+                cancelled_ = 0, deadlock_ = 0;
+  std::array<std::uint64_t, kWaitBuckets.size()> wait_buckets_{};
+  std::uint64_t wait_count_ = 0;
+  double wait_sum_ = 0;
+  std::unordered_map<SessionId, Time> waiting_since_;
+  std::uint64_t sessions_expired_ = 0;
+};
+
+}  // namespace leasehold::server
+
+#endif  // LEASEHOLD_SERVER_METRICS_H_
