@@ -45,6 +45,33 @@ class ServerTest : public ::testing::Test {
            std::to_string(timeout_ms) + "}";
   }
 
+  static HttpAnswer Acquire(HttpClient& c, const std::string& session,
+                            const std::string& resource,
+                            const std::string& mode, int timeout_ms = -1) {
+    return c.Request("POST", "/v1/applocks/app/acquire",
+                     AcquireBody(session, resource, mode, timeout_ms));
+  }
+
+  // Parked requests in namespace "app", as the server lists them.
+  static std::size_t Waiting(HttpClient& c) {
+    std::size_t n = 0;
+    auto locks = c.Request("GET", "/v1/applocks/app");
+    for (const auto& l : locks.json.at("locks").as_array()) {
+      n += l.at("waiting").as_array().size();
+    }
+    return n;
+  }
+
+  // Polls until `n` requests are parked (up to 2 s); returns the last count.
+  static std::size_t AwaitWaiting(HttpClient& c, std::size_t n) {
+    std::size_t seen = Waiting(c);
+    for (int i = 0; i < 400 && seen != n; ++i) {
+      std::this_thread::sleep_for(milliseconds(5));
+      seen = Waiting(c);
+    }
+    return seen;
+  }
+
   TempDir dir_;
   std::unique_ptr<ServerProcess> server_;
 };
@@ -99,29 +126,14 @@ TEST_F(ServerTest, SeedWalkthroughOverHttp) {
 TEST_F(ServerTest, DeadlockIsAnsweredAtOnceAndTheOtherWaiterGoesOn) {
   HttpClient a(port()), b(port()), a_wait(port());
   const std::string sa = OpenSession(a, "Asha"), sb = OpenSession(b, "Ravi");
-  ASSERT_EQ(a.Request("POST", "/v1/applocks/app/acquire",
-                      AcquireBody(sa, "r1", "Exclusive"))
-                .status,
-            200u);
-  ASSERT_EQ(b.Request("POST", "/v1/applocks/app/acquire",
-                      AcquireBody(sb, "r2", "Exclusive"))
-                .status,
-            200u);
+  ASSERT_EQ(Acquire(a, sa, "r1", "Exclusive").status, 200u);
+  ASSERT_EQ(Acquire(b, sb, "r2", "Exclusive").status, 200u);
   a_wait.Send("POST", "/v1/applocks/app/acquire",
               AcquireBody(sa, "r2", "Exclusive"));
   // Wait until Asha's request is parked, then close the cycle.
-  for (int i = 0; i < 200; ++i) {
-    auto locks = b.Request("GET", "/v1/applocks/app");
-    bool parked = false;
-    for (const auto& l : locks.json.at("locks").as_array()) {
-      parked |= !l.at("waiting").as_array().empty();
-    }
-    if (parked) break;
-    std::this_thread::sleep_for(milliseconds(5));
-  }
+  ASSERT_EQ(AwaitWaiting(b, 1), 1u);
   const auto start = Clock::now();
-  auto victim = b.Request("POST", "/v1/applocks/app/acquire",
-                          AcquireBody(sb, "r1", "Exclusive"));
+  auto victim = Acquire(b, sb, "r1", "Exclusive");
   const auto took =
       std::chrono::duration_cast<milliseconds>(Clock::now() - start);
   std::printf("deadlock answered in %lld ms\n",
@@ -144,12 +156,8 @@ TEST_F(ServerTest, SessionExpiryReleasesLocksAndWakesTheWaiter) {
   HttpClient a(port()), b(port());
   const std::string sa = OpenSession(a, "Asha", 300),
                     sb = OpenSession(b, "Ravi");
-  ASSERT_EQ(a.Request("POST", "/v1/applocks/app/acquire",
-                      AcquireBody(sa, "doc", "Exclusive"))
-                .status,
-            200u);
-  auto woken = b.Request("POST", "/v1/applocks/app/acquire",
-                         AcquireBody(sb, "doc", "Shared"));
+  ASSERT_EQ(Acquire(a, sa, "doc", "Exclusive").status, 200u);
+  auto woken = Acquire(b, sb, "doc", "Shared");
   EXPECT_EQ(woken.status, 200u);
   EXPECT_EQ(woken.json.at("result").as_int64(), 1);
   EXPECT_EQ(a.Request("POST", "/v1/sessions/" + sa + "/keepalive").error_code(),
@@ -159,23 +167,12 @@ TEST_F(ServerTest, SessionExpiryReleasesLocksAndWakesTheWaiter) {
 TEST_F(ServerTest, HangingUpCancelsTheWait) {
   HttpClient a(port()), b(port()), watcher(port());
   const std::string sa = OpenSession(a, "Asha"), sb = OpenSession(b, "Ravi");
-  ASSERT_EQ(a.Request("POST", "/v1/applocks/app/acquire",
-                      AcquireBody(sa, "doc", "Exclusive"))
-                .status,
-            200u);
+  ASSERT_EQ(Acquire(a, sa, "doc", "Exclusive").status, 200u);
   b.Send("POST", "/v1/applocks/app/acquire",
          AcquireBody(sb, "doc", "Exclusive"));
-  auto waiting = [&] {
-    auto locks = watcher.Request("GET", "/v1/applocks/app");
-    return locks.json.at("locks").at(0).at("waiting").as_array().size();
-  };
-  for (int i = 0; i < 200 && waiting() == 0; ++i)
-    std::this_thread::sleep_for(milliseconds(5));
-  ASSERT_EQ(waiting(), 1u);
+  ASSERT_EQ(AwaitWaiting(watcher, 1), 1u);
   b.Close();
-  for (int i = 0; i < 400 && waiting() != 0; ++i)
-    std::this_thread::sleep_for(milliseconds(5));
-  EXPECT_EQ(waiting(), 0u);
+  EXPECT_EQ(AwaitWaiting(watcher, 0), 0u);
 }
 
 TEST_F(ServerTest, EightClientsRaceForTheSameKeysAndEachKeyHasOneWinner) {
@@ -248,10 +245,7 @@ TEST_F(ServerTest, RestartsKeepEveryAcknowledgedChange) {
 TEST_F(ServerTest, SigtermAnswersWaitersAsCancelled) {
   HttpClient a(port()), b(port());
   const std::string sa = OpenSession(a, "Asha"), sb = OpenSession(b, "Ravi");
-  ASSERT_EQ(a.Request("POST", "/v1/applocks/app/acquire",
-                      AcquireBody(sa, "doc", "Exclusive"))
-                .status,
-            200u);
+  ASSERT_EQ(Acquire(a, sa, "doc", "Exclusive").status, 200u);
   b.Send("POST", "/v1/applocks/app/acquire",
          AcquireBody(sb, "doc", "Exclusive"));
   std::this_thread::sleep_for(milliseconds(200));
@@ -274,18 +268,9 @@ TEST_F(ServerTest, MetricsCountResultsWaitsAndState) {
   const std::string sa = OpenSession(a, "Asha"), sb = OpenSession(b, "Ravi");
   ASSERT_EQ(a.Request("POST", "/v1/sessions/" + sa + "/transaction").status,
             201u);
-  ASSERT_EQ(a.Request("POST", "/v1/applocks/app/acquire",
-                      AcquireBody(sa, "doc", "Exclusive"))
-                .status,
-            200u);
-  EXPECT_EQ(b.Request("POST", "/v1/applocks/app/acquire",
-                      AcquireBody(sb, "doc", "Shared", 0))
-                .status,
-            409u);
-  EXPECT_EQ(b.Request("POST", "/v1/applocks/app/acquire",
-                      AcquireBody(sb, "doc", "Shared", 50))
-                .status,
-            409u);
+  ASSERT_EQ(Acquire(a, sa, "doc", "Exclusive").status, 200u);
+  EXPECT_EQ(Acquire(b, sb, "doc", "Shared", 0).status, 409u);
+  EXPECT_EQ(Acquire(b, sb, "doc", "Shared", 50).status, 409u);
   ASSERT_EQ(
       a.Request("POST", "/v1/records/docs/k/checkout", R"({"owner":"Asha"})")
           .status,
