@@ -13,6 +13,7 @@
 #include "common/real_clock.h"
 #include "server/api.h"
 #include "server/engine_service.h"
+#include "server/event_hub.h"
 #include "server/http_server.h"
 #include "server/metrics.h"
 #include "store/sqlite/sqlite_store.h"
@@ -186,12 +187,14 @@ int RunServe(const ServeFlags& flags) {
     return 1;
   }
   server::Metrics metrics;
+  server::EventHub hub;
   (*service)->SetEventListener(
-      [&metrics](const std::vector<server::OwnedEvent>& events) {
+      [&metrics, &hub](const std::vector<server::OwnedEvent>& events) {
         metrics.OnEvents(events);
+        hub.Publish(events);
       });
   server::Api api(**service, c.api, &metrics);
-  server::HttpServer http(io, api, **service, c.http);
+  server::HttpServer http(io, api, **service, c.http, &hub);
   auto port = http.Start();
   if (!port) {
     std::cerr << "leasehold serve: " << port.error().message() << "\n";

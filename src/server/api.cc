@@ -131,6 +131,24 @@ Result<SessionId> SessionField(const Fields& fields) {
                "field \"session\" must be a session id string");
 }
 
+std::string Api::QueryParam(std::string_view target, std::string_view name) {
+  const std::size_t q = target.find('?');
+  if (q == std::string_view::npos) return "";
+  std::string_view rest = target.substr(q + 1);
+  while (!rest.empty()) {
+    const std::size_t amp = rest.find('&');
+    const std::string_view pair = rest.substr(0, amp);
+    rest = amp == std::string_view::npos ? "" : rest.substr(amp + 1);
+    const std::size_t eq = pair.find('=');
+    auto k = Decode(pair.substr(0, eq), true);
+    if (!k || *k != name) continue;
+    auto v =
+        Decode(eq == std::string_view::npos ? "" : pair.substr(eq + 1), true);
+    return v.value_or("");
+  }
+  return "";
+}
+
 void Api::ServeMetrics(Respond respond) {
   service_.ReadStats([this, respond = std::move(respond)](
                          EngineStats engine, std::size_t parked, Time now) {

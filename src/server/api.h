@@ -45,6 +45,9 @@ class Api {
   // Answers `request` through `respond`, exactly once, on any thread.
   void Handle(ApiRequest request, Respond respond);
 
+  // The percent-decoded value of query parameter `name` in `target`, or "".
+  static std::string QueryParam(std::string_view target, std::string_view name);
+
  private:
   void ServeMetrics(Respond respond);
 

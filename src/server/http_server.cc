@@ -3,9 +3,12 @@
 
 #include <atomic>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <deque>
 #include <mutex>
 #include <unordered_set>
 
@@ -22,11 +25,13 @@ class Connection;
 
 class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
  public:
-  Impl(asio::io_context& io, Api& api, EngineService& service, HttpOptions o)
+  Impl(asio::io_context& io, Api& api, EngineService& service, HttpOptions o,
+       EventHub* events)
       : io_(io),
         api_(api),
         service_(service),
         options_(std::move(o)),
+        events_(events),
         acceptor_(asio::make_strand(io)) {}
 
   Result<std::uint16_t> Start();
@@ -38,6 +43,7 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
   Api& api_;
   EngineService& service_;
   const HttpOptions options_;
+  EventHub* events_;
   tcp::acceptor acceptor_;
   std::atomic<bool> stopping_{false};
   mutable std::mutex mu_;
@@ -61,6 +67,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Closes the connection if it is between requests. Any thread.
   void CloseIfIdle() {
     asio::post(stream_.get_executor(), [self = shared_from_this()] {
+      if (self->streaming_) return self->EndStream();
       if (!self->busy_) {
         beast::error_code ec;
         self->stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
@@ -109,6 +116,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
     keep_alive_ = req.keep_alive() && !server_->stopping_;
     version_ = req.version();
     stream_.expires_never();  // a lock request may wait as long as it asked
+    const std::string_view target = req.target();
+    if (req.method() == http::verb::get && server_->events_ != nullptr &&
+        target.substr(0, target.find('?')) == "/v1/events") {
+      return StartStream(Api::QueryParam(target, "ns"));
+    }
     ApiRequest api_req{std::string(req.method_string()),
                        std::string(req.target()), std::move(req.body()),
                        nullptr};
@@ -122,6 +134,91 @@ class Connection : public std::enable_shared_from_this<Connection> {
           self->stream_.get_executor(),
           [self, r = std::move(r)]() mutable { self->Answer(std::move(r)); });
     });
+  }
+
+  // --- Server-Sent Events ---------------------------------------------------
+  static constexpr std::size_t kMaxQueuedFrames = 10'000;
+
+  void StartStream(std::string ns) {
+    streaming_ = true;
+    keep_alive_ = false;  // the stream ends when the connection does
+    auto res = std::make_shared<http::response<http::empty_body>>(
+        http::status::ok, version_);
+    res->set(http::field::server, "leasehold");
+    res->set(http::field::content_type, "text/event-stream");
+    res->set(http::field::cache_control, "no-cache");
+    res->keep_alive(false);
+    auto sr =
+        std::make_shared<http::response_serializer<http::empty_body>>(*res);
+    http::async_write_header(
+        stream_, *sr,
+        [self = shared_from_this(), res, sr, ns = std::move(ns)](
+            beast::error_code ec, std::size_t) mutable {
+          if (ec) return self->EndStream();
+          std::weak_ptr<Connection> weak = self;
+          self->subscription_ = self->server_->events_->Subscribe(
+              std::move(ns), [weak](const EventHub::Frame& frame) {
+                if (auto c = weak.lock()) {
+                  asio::post(c->stream_.get_executor(),
+                             [c, frame] { c->Enqueue(frame); });
+                }
+              });
+          self->Enqueue(std::make_shared<const std::string>("retry: 2000\n\n"));
+          self->WatchStream();
+          self->Heartbeat();
+        });
+  }
+
+  void Enqueue(EventHub::Frame frame) {
+    if (!streaming_) return;
+    if (frames_.size() >= kMaxQueuedFrames) return EndStream();  // too slow
+    frames_.push_back(std::move(frame));
+    if (!pumping_) Pump();
+  }
+
+  void Pump() {
+    if (frames_.empty() || !streaming_) {
+      pumping_ = false;
+      return;
+    }
+    pumping_ = true;
+    asio::async_write(
+        stream_, asio::buffer(*frames_.front()),
+        [self = shared_from_this()](beast::error_code ec, std::size_t) {
+          if (ec) return self->EndStream();
+          self->frames_.pop_front();
+          self->Pump();
+        });
+  }
+
+  // A comment every 15 s keeps proxies from closing an idle stream and finds
+  // clients that vanished without a FIN.
+  void Heartbeat() {
+    heartbeat_.expires_after(std::chrono::seconds(15));
+    heartbeat_.async_wait([self = shared_from_this()](beast::error_code ec) {
+      if (ec || !self->streaming_) return;
+      self->Enqueue(std::make_shared<const std::string>(": ping\n\n"));
+      self->Heartbeat();
+    });
+  }
+
+  void WatchStream() {
+    stream_.async_read_some(
+        buffer_.prepare(1024),
+        [self = shared_from_this()](beast::error_code ec, std::size_t) {
+          if (ec) return self->EndStream();
+          self->WatchStream();  // a client has nothing to say on a stream
+        });
+  }
+
+  void EndStream() {
+    if (!streaming_) return;
+    streaming_ = false;
+    if (subscription_ != 0) server_->events_->Unsubscribe(subscription_);
+    subscription_ = 0;
+    heartbeat_.cancel();
+    frames_.clear();
+    Close();
   }
 
   // While a request waits, a read that ends means the client hung up.
@@ -219,6 +316,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::shared_ptr<HttpServer::Impl> server_;
   std::optional<ApiResponse> pending_;
   WaitId wait_ = 0;
+  bool streaming_ = false;
+  bool pumping_ = false;
+  std::uint64_t subscription_ = 0;
+  std::deque<EventHub::Frame> frames_;
+  asio::steady_timer heartbeat_{stream_.get_executor()};
   std::chrono::steady_clock::time_point linger_until_;
   unsigned version_ = 11;
   bool keep_alive_ = true;
@@ -297,8 +399,9 @@ void HttpServer::Impl::Stop() {
 }
 
 HttpServer::HttpServer(asio::io_context& io, Api& api, EngineService& service,
-                       HttpOptions options)
-    : impl_(std::make_shared<Impl>(io, api, service, std::move(options))) {}
+                       HttpOptions options, EventHub* events)
+    : impl_(std::make_shared<Impl>(io, api, service, std::move(options),
+                                   events)) {}
 
 HttpServer::~HttpServer() = default;
 

@@ -2,7 +2,8 @@
 // their own strands; limits (body, header, idle time, connection count)
 // are enforced here, so a slow or hostile client cannot hold the server.
 // While a lock request is parked, the connection watches its socket: a
-// client that hangs up cancels its wait (-2).
+// client that hangs up cancels its wait (-2). GET /v1/events turns the
+// connection into a Server-Sent Events stream fed by the EventHub.
 #ifndef LEASEHOLD_SERVER_HTTP_SERVER_H_
 #define LEASEHOLD_SERVER_HTTP_SERVER_H_
 
@@ -13,6 +14,7 @@
 #include <string>
 
 #include "server/api.h"
+#include "server/event_hub.h"
 
 namespace leasehold::server {
 
@@ -31,8 +33,9 @@ class Connection;
 
 class HttpServer {
  public:
+  // `events` (may be null) serves GET /v1/events as Server-Sent Events.
   HttpServer(boost::asio::io_context& io, Api& api, EngineService& service,
-             HttpOptions options);
+             HttpOptions options, EventHub* events = nullptr);
   ~HttpServer();
 
   // Binds and starts accepting. Returns the port bound (useful with port 0).

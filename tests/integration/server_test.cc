@@ -292,6 +292,32 @@ TEST_F(ServerTest, MetricsCountResultsWaitsAndState) {
             std::string::npos);
 }
 
+TEST_F(ServerTest, EventsStreamWhatAScreenNeeds) {
+  HttpClient stream(port()), c(port());
+  stream.Send("GET", "/v1/events?ns=docs");
+  // Wait for the stream to be open (its first frame) before acting.
+  ASSERT_NE(stream.ReadStreamUntil("retry:", milliseconds(5000))
+                .find("text/event-stream"),
+            std::string::npos);
+  ASSERT_EQ(c.Request("POST", "/v1/records/docs/17/checkout",
+                      R"({"owner":"Asha","ttl_ms":300})")
+                .status,
+            200u);
+  ASSERT_EQ(c.Request("POST", "/v1/records/elsewhere/1/checkout",
+                      R"({"owner":"Ravi","ttl_ms":300})")
+                .status,
+            200u);
+  const std::string got =
+      stream.ReadStreamUntil("event: checkout.expired", milliseconds(5000));
+  EXPECT_NE(got.find("event: checkout.granted\ndata: {"), std::string::npos)
+      << got;
+  EXPECT_NE(got.find(R"("holder":"Asha")"), std::string::npos) << got;
+  EXPECT_NE(got.find(R"("resource":"17")"), std::string::npos) << got;
+  EXPECT_NE(got.find(R"("until":")"), std::string::npos) << got;
+  EXPECT_NE(got.find("event: checkout.expired"), std::string::npos) << got;
+  EXPECT_EQ(got.find("Ravi"), std::string::npos) << "another namespace leaked";
+}
+
 TEST_F(ServerTest, BadInputGetsAClearErrorNeverACrash) {
   HttpClient c(port());
   EXPECT_EQ(c.Request("POST", "/v1/sessions", "{oops").error_code(),

@@ -112,6 +112,26 @@ std::string HttpClient::Raw(const std::string& bytes) {
   return out;
 }
 
+std::string HttpClient::ReadStreamUntil(const std::string& needle,
+                                        std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  timeval tv{0, 50'000};  // wake every 50 ms to check the deadline
+  setsockopt(impl_->stream_.socket().native_handle(), SOL_SOCKET, SO_RCVTIMEO,
+             &tv, sizeof tv);
+  std::string out(static_cast<const char*>(impl_->buffer_.data().data()),
+                  impl_->buffer_.size());
+  impl_->buffer_.consume(impl_->buffer_.size());
+  char buf[4096];
+  while (out.find(needle) == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline) {
+    const ssize_t n =
+        ::recv(impl_->stream_.socket().native_handle(), buf, sizeof buf, 0);
+    if (n > 0) out.append(buf, static_cast<std::size_t>(n));
+    if (n == 0) break;
+  }
+  return out;
+}
+
 ServerProcess::ServerProcess(const std::string& data_dir,
                              const std::string& config) {
   const std::string port_file = data_dir + ".port";

@@ -38,6 +38,11 @@ class HttpClient {
   void Close();
   // Sends raw bytes (for malformed requests); returns the raw answer.
   std::string Raw(const std::string& bytes);
+  // Reads what the server streams (e.g. Server-Sent Events after a GET
+  // sent with Send) until `needle` appears or `timeout` passes; returns all
+  // that was read so far on this stream.
+  std::string ReadStreamUntil(const std::string& needle,
+                              std::chrono::milliseconds timeout);
 
  private:
   class Impl;

@@ -1,0 +1,81 @@
+#include "server/event_hub.h"
+
+#include <boost/json.hpp>
+
+#include "server/json_io.h"
+
+namespace leasehold::server {
+
+namespace json = boost::json;
+
+std::string SseFrame(const OwnedEvent& e) {
+  json::object o{{"type", EventTypeName(e.type)}, {"at", TimeJson(e.at)}};
+  if (e.session != 0) {
+    o["session"] = std::to_string(e.session);
+    o["session_name"] = e.session_name;
+  }
+  if (e.transaction != 0) o["transaction"] = e.transaction;
+  if (!e.ns.empty()) o["ns"] = e.ns;
+  if (!e.resource.empty()) o["resource"] = e.resource;
+  const bool lock =
+      e.type >= EventType::kLockGranted && e.type <= EventType::kLockDeadlock;
+  if (lock) {
+    o["principal"] = e.principal;
+    o["owner"] = LockOwnerName(e.owner);
+    o["mode"] = LockModeName(e.mode);
+    o["count"] = e.count;
+  }
+  if (e.fence != 0) o["fence"] = e.fence;
+  if (e.until) o["until"] = TimeJson(*e.until);
+  if (!e.holder.empty()) o["holder"] = e.holder;
+  if (e.version != 0) o["version"] = e.version;
+  if (e.deadlock) {
+    json::array cycle;
+    for (const WaitForEdge& edge : e.deadlock->cycle) {
+      cycle.push_back(json::object{{"waiter", std::to_string(edge.waiter)},
+                                   {"waiter_name", edge.waiter_name},
+                                   {"holder", std::to_string(edge.holder)},
+                                   {"holder_name", edge.holder_name},
+                                   {"resource", edge.resource},
+                                   {"wanted", LockModeName(edge.wanted)}});
+    }
+    o["deadlock"] = json::object{{"victim", std::to_string(e.deadlock->victim)},
+                                 {"cycle", cycle}};
+  }
+  std::string frame = "event: ";
+  frame += EventTypeName(e.type);
+  frame += "\ndata: ";
+  frame += Serialize(o);
+  frame += "\n\n";
+  return frame;
+}
+
+std::uint64_t EventHub::Subscribe(std::string ns, Deliver deliver) {
+  std::lock_guard lock(mu_);
+  const std::uint64_t id = ++last_id_;
+  subscribers_.emplace(id, Subscriber{std::move(ns), std::move(deliver)});
+  return id;
+}
+
+void EventHub::Unsubscribe(std::uint64_t id) {
+  std::lock_guard lock(mu_);
+  subscribers_.erase(id);
+}
+
+std::size_t EventHub::subscribers() const {
+  std::lock_guard lock(mu_);
+  return subscribers_.size();
+}
+
+void EventHub::Publish(const std::vector<OwnedEvent>& events) {
+  std::lock_guard lock(mu_);
+  if (subscribers_.empty()) return;
+  for (const OwnedEvent& e : events) {
+    auto frame = std::make_shared<const std::string>(SseFrame(e));
+    for (const auto& [id, s] : subscribers_) {
+      if (s.ns.empty() || e.ns.empty() || s.ns == e.ns) s.deliver(frame);
+    }
+  }
+}
+
+}  // namespace leasehold::server
