@@ -125,9 +125,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
                        std::string(req.target()), std::move(req.body()),
                        nullptr};
     auto self = shared_from_this();
-    api_req.on_parked = [self](WaitId wait) {
+    const std::uint64_t seq = ++request_seq_;
+    awaiting_answer_ = true;
+    // The parked notice and the answer reach this strand by different
+    // paths; the sequence number keeps a late notice from watching a
+    // connection that has moved on.
+    api_req.on_parked = [self, seq](WaitId wait) {
       asio::post(self->stream_.get_executor(),
-                 [self, wait] { self->Watch(wait); });
+                 [self, wait, seq] { self->Watch(wait, seq); });
     };
     server_->api_.Handle(std::move(api_req), [self](ApiResponse r) {
       asio::post(
@@ -222,8 +227,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   // While a request waits, a read that ends means the client hung up.
-  void Watch(WaitId wait) {
-    if (answered_) return;
+  void Watch(WaitId wait, std::uint64_t seq) {
+    if (!awaiting_answer_ || seq != request_seq_ || watching_) return;
     watching_ = true;
     wait_ = wait;
     stream_.async_read_some(
@@ -240,13 +245,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
             self->server_->service_.CancelWait(self->wait_);
             self->keep_alive_ = false;
           } else if (!ec) {
-            self->Watch(self->wait_);
+            self->Watch(self->wait_, self->request_seq_);
           }
         });
   }
 
   void Answer(ApiResponse r) {
-    answered_ = true;
+    awaiting_answer_ = false;
     if (watching_) {
       pending_ = std::move(r);
       beast::error_code ec;
@@ -270,7 +275,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
     http::async_write(
         stream_, *res,
         [self = shared_from_this(), res](beast::error_code ec, std::size_t) {
-          self->answered_ = false;
           if (ec) return self->Close();
           if (!self->keep_alive_ || self->server_->stopping_) {
             return self->Linger();
@@ -326,7 +330,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool keep_alive_ = true;
   bool busy_ = false;
   bool watching_ = false;
-  bool answered_ = false;
+  bool awaiting_answer_ = false;  // a request is with the Api
+  std::uint64_t request_seq_ = 0;
 };
 
 Result<std::uint16_t> HttpServer::Impl::Start() {
