@@ -2,6 +2,7 @@
 #include "server/api.h"
 
 #include <charconv>
+#include <map>
 
 #include "server/handlers.h"
 
@@ -41,6 +42,29 @@ std::optional<std::string> Decode(std::string_view in, bool plus_is_space) {
 Status BadTarget() {
   return Status(StatusCode::kBadRequest,
                 "the request path or query has a malformed %-escape");
+}
+
+using QueryMap = std::map<std::string, std::string, std::less<>>;
+
+// The decoded parameters of `target`'s query string; nullopt when a
+// %-escape is malformed.
+std::optional<QueryMap> ParseQuery(std::string_view target) {
+  QueryMap query;
+  const std::size_t q = target.find('?');
+  if (q == std::string_view::npos) return query;
+  std::string_view rest = target.substr(q + 1);
+  while (!rest.empty()) {
+    const std::size_t amp = rest.find('&');
+    const std::string_view pair = rest.substr(0, amp);
+    rest = amp == std::string_view::npos ? "" : rest.substr(amp + 1);
+    const std::size_t eq = pair.find('=');
+    auto k = Decode(pair.substr(0, eq), true);
+    auto v =
+        Decode(eq == std::string_view::npos ? "" : pair.substr(eq + 1), true);
+    if (!k || !v) return std::nullopt;
+    query[*k] = *v;
+  }
+  return query;
 }
 
 Status NoRoute(const std::string& method, std::string_view path) {
@@ -132,21 +156,10 @@ Result<SessionId> SessionField(const Fields& fields) {
 }
 
 std::string Api::QueryParam(std::string_view target, std::string_view name) {
-  const std::size_t q = target.find('?');
-  if (q == std::string_view::npos) return "";
-  std::string_view rest = target.substr(q + 1);
-  while (!rest.empty()) {
-    const std::size_t amp = rest.find('&');
-    const std::string_view pair = rest.substr(0, amp);
-    rest = amp == std::string_view::npos ? "" : rest.substr(amp + 1);
-    const std::size_t eq = pair.find('=');
-    auto k = Decode(pair.substr(0, eq), true);
-    if (!k || *k != name) continue;
-    auto v =
-        Decode(eq == std::string_view::npos ? "" : pair.substr(eq + 1), true);
-    return v.value_or("");
-  }
-  return "";
+  auto query = ParseQuery(target);
+  if (!query) return "";
+  auto it = query->find(name);
+  return it == query->end() ? "" : it->second;
 }
 
 void Api::ServeMetrics(Respond respond) {
@@ -165,20 +178,9 @@ void Api::Handle(ApiRequest request, Respond respond) {
   Call c{service_,          options_, {}, {}, {}, std::move(request.on_parked),
          std::move(respond)};
 
-  if (q != std::string_view::npos) {
-    std::string_view rest = target.substr(q + 1);
-    while (!rest.empty()) {
-      const std::size_t amp = rest.find('&');
-      const std::string_view pair = rest.substr(0, amp);
-      rest = amp == std::string_view::npos ? "" : rest.substr(amp + 1);
-      const std::size_t eq = pair.find('=');
-      auto k = Decode(pair.substr(0, eq), true);
-      auto v =
-          Decode(eq == std::string_view::npos ? "" : pair.substr(eq + 1), true);
-      if (!k || !v) return c.Fail(BadTarget());
-      c.query[*k] = *v;
-    }
-  }
+  auto query = ParseQuery(target);
+  if (!query) return c.Fail(BadTarget());
+  c.query = std::move(*query);
   std::vector<std::string> segments;
   {
     std::string_view rest = raw_path;
