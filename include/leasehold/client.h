@@ -1,0 +1,329 @@
+// leasehold C++ client: the HTTP/JSON API of API.md as typed calls, plus
+// sessions that keep themselves alive and RAII guards for an application
+// lock and for a checkout.
+//
+// Errors are values: every call returns Result<T>; nothing throws. A refusal
+// that is an ordinary answer of the API (a lock wait that timed out, a
+// checkout held by someone else) is part of T, not an Error, so that callers
+// can tell "the server said no" from "the call failed".
+//
+// Threads: Client is a cheap, copyable handle; all copies share one pool of
+// keep-alive connections and may be used from any thread at once. Session,
+// LockGuard and CheckoutGuard are move-only and belong to one thread, but
+// their background renewal runs on its own thread and reports loss through
+// a callback (which runs on that background thread).
+#ifndef LEASEHOLD_CLIENT_H_
+#define LEASEHOLD_CLIENT_H_
+
+#include <boost/json/value.hpp>
+#include <chrono>
+#include <cstdint>
+#include <expected>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace leasehold::client {
+
+using Milliseconds = std::chrono::milliseconds;
+
+// A failed call. `code` is the API's error code (API.md conventions, e.g.
+// "session_not_found", "unauthorized") or one of the client's own:
+//   "bad_url"      - ClientOptions::url cannot be used
+//   "unreachable"  - could not connect, or the connection broke mid-call
+//   "timeout"      - no answer within ClientOptions::io_timeout
+//   "bad_response" - the server's answer is not what API.md promises
+//   "lost"         - (guards) the lease or session was lost earlier
+// and, for guards only, the API's refusals: "timeout", "cancelled",
+// "deadlock" (lock), "locked" (checkout held by another).
+struct Error {
+  std::string code;
+  std::string message;
+  unsigned http_status = 0;  // 0 when no HTTP answer was received
+};
+
+template <typename T>
+using Result = std::expected<T, Error>;
+
+struct ClientOptions {
+  std::string url = "http://127.0.0.1:7070";  // http://HOST:PORT only
+  std::string token;                          // bearer token, if configured
+  // Longest wait for any one answer. Lock waits add their own timeout_ms.
+  Milliseconds io_timeout{30'000};
+};
+
+// --- typed answers ---------------------------------------------------------
+
+struct SessionInfo {
+  std::string id;
+  std::string name;
+  Milliseconds ttl{0};
+  std::string expires_at;  // RFC 3339
+  std::int64_t locks = 0;
+  bool waiting = false;
+  std::optional<std::int64_t> transaction;  // open transaction id
+};
+
+struct AcquireOptions {
+  std::string mode = "Exclusive";  // Shared, Update, IntentShared, ...
+  std::string owner = "Session";   // or "Transaction"
+  Milliseconds timeout{-1};        // -1 waits forever, 0 never waits
+  std::string principal = "public";
+};
+
+// sp_getapplock's return value: 0 granted, 1 granted after waiting,
+// -1 timeout, -2 cancelled, -3 deadlock.
+struct AcquireOutcome {
+  int result = 0;
+  std::string status;       // "granted", "granted_after_wait", "timeout", ...
+  std::uint64_t fence = 0;  // when granted
+  boost::json::value deadlock;  // {"victim","cycle":[...]} when result -3
+  bool granted() const { return result >= 0; }
+};
+
+struct LockHolder {
+  std::string session, session_name, owner, mode, since;
+  std::int64_t count = 0;
+  std::uint64_t fence = 0;
+};
+struct LockWaiter {
+  std::string session, session_name, owner, mode, since, deadline;
+  bool conversion = false;
+};
+struct LockInfo {
+  std::string resource, principal;
+  std::vector<LockHolder> granted;
+  std::vector<LockWaiter> waiting;
+};
+
+struct RecordInfo {
+  std::string key;
+  std::optional<std::string> body;  // absent in lists and for lease-only keys
+  std::int64_t version = 0;
+  std::optional<std::string> locked_by;
+  std::optional<std::string> lock_expires_at;
+  std::string state;  // "locked" or "free", computed by the server
+  std::uint64_t fence = 0;
+};
+
+struct RecordPage {
+  std::vector<RecordInfo> records;
+  std::optional<std::string> next;  // pass as ListOptions::after
+};
+
+struct ListOptions {
+  std::string state;  // "", "locked" or "free"
+  std::string prefix;
+  std::string after;
+  int limit = 0;  // 0: the server's default
+};
+
+struct CheckoutOptions {
+  std::string owner;  // required: the name others will see
+  Milliseconds ttl{300'000};
+  std::string token;  // optional: makes a retried checkout idempotent
+};
+
+struct CheckoutOutcome {
+  bool granted = false;
+  bool renewed = false;
+  std::string token;        // when granted
+  std::uint64_t fence = 0;  // when granted
+  std::string locked_by;    // the holder (refused) or the caller (granted)
+  std::string expires_at;   // of the lease, either way
+};
+
+// Proof of ownership for save/checkin/delete: the token when set, else the
+// owner name (refused by namespaces configured with require_token).
+struct Proof {
+  std::string owner;
+  std::string token;
+};
+
+// Outcome of save / checkin / delete. `done` false carries the reason:
+// "not_owner", "expired" (423) or "version_mismatch" (412).
+struct WriteOutcome {
+  bool done = false;
+  std::string reason;
+  std::int64_t version = 0;  // save: the new version
+};
+
+struct Event {
+  std::string type;         // "applock.granted", "checkout.expired", ...
+  boost::json::value data;  // the event's JSON object
+};
+
+// --- the client --------------------------------------------------------------
+
+class Session;
+class LockGuard;
+class CheckoutGuard;
+
+class Client {
+ public:
+  // Checks the options (not the server); "bad_url" if the URL is unusable.
+  static Result<Client> Create(ClientOptions options);
+
+  // Any call, for what the typed methods do not cover: 2xx answers give the
+  // parsed body (null for 204); 4xx/5xx give an Error with the API's code,
+  // except that `accept_status` lists statuses whose body is returned as a
+  // value too (e.g. {409, 423} for refusals that carry data).
+  Result<boost::json::value> Call(std::string_view method,
+                                  std::string_view target,
+                                  const boost::json::value* body = nullptr,
+                                  std::vector<unsigned> accept_status = {},
+                                  Milliseconds extra_wait = Milliseconds{0});
+
+  Result<bool> Healthy();  // GET /healthz
+
+  // Sessions and transactions.
+  Result<SessionInfo> OpenSession(std::string_view name, Milliseconds ttl);
+  Result<std::string> Keepalive(std::string_view session);  // new expires_at
+  Result<void> EndSession(std::string_view session);
+  Result<std::vector<SessionInfo>> ListSessions();
+  Result<bool> Cancel(std::string_view session);  // true if a wait ended
+  Result<std::int64_t> BeginTransaction(std::string_view session);
+  Result<void> Commit(std::string_view session);
+  Result<void> Rollback(std::string_view session);
+
+  // Application locks.
+  Result<AcquireOutcome> Acquire(std::string_view ns, std::string_view session,
+                                 std::string_view resource,
+                                 const AcquireOptions& options);
+  // Error "not_held" if the session does not hold it.
+  Result<void> Release(std::string_view ns, std::string_view session,
+                       std::string_view resource, std::string_view owner,
+                       std::string_view principal = "public");
+  Result<std::string> Mode(std::string_view ns, std::string_view session,
+                           std::string_view resource, std::string_view owner,
+                           std::string_view principal = "public");
+  Result<bool> Test(std::string_view ns, std::string_view session,
+                    std::string_view resource, const AcquireOptions& options);
+  Result<std::vector<LockInfo>> ListLocks(std::string_view ns);
+
+  // Records and checkouts. Refusals (423/412) are outcomes, not Errors.
+  Result<std::int64_t> Put(std::string_view ns, std::string_view key,
+                           std::string_view body);  // version; "exists"
+  Result<RecordInfo> Get(std::string_view ns, std::string_view key);
+  Result<RecordPage> List(std::string_view ns, const ListOptions& options);
+  Result<CheckoutOutcome> Checkout(std::string_view ns, std::string_view key,
+                                   const CheckoutOptions& options);
+  Result<WriteOutcome> Save(std::string_view ns, std::string_view key,
+                            const Proof& proof, std::string_view body,
+                            std::optional<std::int64_t> if_version = {});
+  Result<WriteOutcome> Checkin(std::string_view ns, std::string_view key,
+                               const Proof& proof);
+  Result<WriteOutcome> Delete(std::string_view ns, std::string_view key,
+                              const Proof& proof);
+  Result<std::int64_t> Purge(std::string_view ns, Milliseconds older_than);
+  Result<bool> Break(std::string_view ns, std::string_view key);
+
+  // Streams GET /v1/events?ns= (all namespaces when `ns` is empty), calling
+  // `on_event` for each event until it returns false or the stream ends.
+  // Returns when the stream ends (Error "unreachable" if it broke).
+  Result<void> Watch(std::string_view ns,
+                     const std::function<bool(const Event&)>& on_event);
+
+  // A session kept alive in the background (keepalive every ttl/3).
+  // `on_lost` is called once if a keepalive finds the session gone.
+  Result<Session> StartSession(std::string_view name, Milliseconds ttl,
+                               std::function<void(const Error&)> on_lost = {});
+
+  // A checkout renewed in the background at a third of its TTL and checked
+  // in when the guard is destroyed. Error "locked" (message names the
+  // holder) when someone else holds it. `on_lost` is called once if a
+  // renewal is refused (the lease was broken or ran out).
+  Result<CheckoutGuard> CheckoutKey(
+      std::string ns, std::string key, CheckoutOptions options,
+      std::function<void(const Error&)> on_lost = {});
+
+  const ClientOptions& options() const;
+
+ private:
+  class Impl;
+  explicit Client(std::shared_ptr<Impl> impl);
+  std::shared_ptr<Impl> impl_;
+  friend class Session;
+  friend class LockGuard;
+  friend class CheckoutGuard;
+};
+
+// A server session, ended (DELETE) when destroyed. Keepalives run on a
+// background thread; locks taken through Lock() live as long as the session
+// does.
+class Session {
+ public:
+  Session(Session&&) noexcept;
+  Session& operator=(Session&&) noexcept;
+  ~Session();
+
+  const std::string& id() const;
+  const std::string& name() const;
+  bool lost() const;  // a keepalive found the session gone
+
+  // Takes a Session-owned application lock, held until the guard is
+  // destroyed or released. A refusal is an Error whose code is the status
+  // ("timeout", "cancelled", "deadlock").
+  Result<LockGuard> Lock(std::string ns, std::string resource,
+                         AcquireOptions options = {});
+
+  // Ends the session now (otherwise the destructor does).
+  Result<void> End();
+
+ private:
+  friend class Client;
+  friend class LockGuard;
+  class Impl;
+  explicit Session(std::shared_ptr<Impl> impl);
+  std::shared_ptr<Impl> impl_;
+};
+
+// An application lock held by a Session; released when destroyed.
+class LockGuard {
+ public:
+  LockGuard(LockGuard&&) noexcept;
+  LockGuard& operator=(LockGuard&&) noexcept;
+  ~LockGuard();
+
+  std::uint64_t fence() const;
+  bool waited() const;  // granted with result 1
+  // False once released or once the session was lost.
+  bool held() const;
+  Result<void> Release();
+
+ private:
+  friend class Session;
+  class Impl;
+  explicit LockGuard(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// A checkout kept renewed in the background; checked in when destroyed.
+class CheckoutGuard {
+ public:
+  CheckoutGuard(CheckoutGuard&&) noexcept;
+  CheckoutGuard& operator=(CheckoutGuard&&) noexcept;
+  ~CheckoutGuard();
+
+  const std::string& token() const;
+  std::uint64_t fence() const;
+  bool held() const;  // false once checked in or lost
+
+  // Save under this lease (proof by token). Error "lost" once lost.
+  Result<WriteOutcome> Save(std::string_view body,
+                            std::optional<std::int64_t> if_version = {});
+  Result<void> Checkin();
+
+ private:
+  friend class Client;
+  class Impl;
+  explicit CheckoutGuard(std::shared_ptr<Impl> impl);
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace leasehold::client
+
+#endif  // LEASEHOLD_CLIENT_H_
