@@ -48,6 +48,9 @@ struct SessionOptions {
   std::chrono::milliseconds ttl{0};  // > 0; the session expires ttl after
                                      // it opens or was last kept alive
   int deadlock_priority = 0;         // -10..10, as SET DEADLOCK_PRIORITY
+  // Who opened it, when the server authenticates callers (empty otherwise).
+  // Kept and reported, never interpreted: access rules live in the server.
+  std::string caller;
 };
 
 struct TransactionInfo {
@@ -62,6 +65,7 @@ struct SessionInfo {
   Time opened_at;
   Time expires_at;
   int deadlock_priority = 0;
+  std::string caller;     // as given in SessionOptions
   std::size_t locks = 0;  // granted lock entries (one per owner and resource)
   std::optional<TransactionInfo> transaction;
   std::optional<WaitId> waiting;  // the session's parked request, if any

@@ -153,7 +153,7 @@ class Demo {
   }
 
   SessionId Open(const std::string& name, long long ttl_ms) {
-    auto s = engine_.OpenSession(Now(), {name, milliseconds(ttl_ms), 0});
+    auto s = engine_.OpenSession(Now(), {name, milliseconds(ttl_ms), 0, ""});
     if (!s) {
       Expect(false, s.error().ToString());
       return 0;

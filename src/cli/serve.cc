@@ -63,6 +63,46 @@ bool IsLoopback(const std::string& address) {
          address.starts_with("127.");
 }
 
+// "tokens": [{"token", "principal", "namespaces": [...], "role"}].
+Result<std::vector<server::TokenGrant>> ReadTokens(const json::value& v) {
+  auto bad = [](const std::string& why) {
+    return Error(StatusCode::kBadRequest,
+                 "config: tokens: " + why +
+                     "; expected [{\"token\": \"...\", \"principal\": "
+                     "\"...\", \"namespaces\": [\"...\" or \"*\"], "
+                     "\"role\": \"read|write|admin\"}]");
+  };
+  if (!v.is_array()) return bad("not a list");
+  std::vector<server::TokenGrant> grants;
+  for (const json::value& entry : v.as_array()) {
+    const json::object* o = entry.if_object();
+    if (o == nullptr) return bad("an entry is not an object");
+    server::TokenGrant g;
+    for (const auto& [k, field] : *o) {
+      if (k == "token" && field.is_string()) {
+        g.token = field.as_string();
+      } else if (k == "principal" && field.is_string()) {
+        g.principal = field.as_string();
+      } else if (k == "role" && field.is_string()) {
+        auto role = server::ParseRole(field.as_string());
+        if (!role) return bad(role.error().message());
+        g.role = *role;
+      } else if (k == "namespaces" && field.is_array()) {
+        for (const json::value& ns : field.as_array()) {
+          if (!ns.is_string()) return bad("namespaces must be strings");
+          g.namespaces.emplace_back(ns.as_string());
+        }
+      } else {
+        return bad("key \"" + std::string(k) +
+                   "\" is unknown or has the wrong type");
+      }
+    }
+    if (!o->contains("role")) return bad("every token needs a role");
+    grants.push_back(std::move(g));
+  }
+  return grants;
+}
+
 // Reads the config file: every key optional, unknown keys refused.
 Status ReadConfig(const std::string& path, Config& c, std::string& listen,
                   std::string& data) {
@@ -106,6 +146,15 @@ Status ReadConfig(const std::string& path, Config& c, std::string& listen,
     } else if (key == "max_connections" && value.is_int64() &&
                value.as_int64() > 0) {
       c.http.max_connections = static_cast<std::size_t>(value.as_int64());
+    } else if (key == "tokens") {
+      auto grants = ReadTokens(value);
+      if (!grants) return grants.error();
+      auto auth = server::Authenticator::Create(std::move(*grants));
+      if (!auth) {
+        return Status(StatusCode::kBadRequest,
+                      "config: tokens: " + auth.error().message());
+      }
+      c.api.auth = std::move(*auth);
     } else if (key == "namespaces" && value.is_object()) {
       for (const auto& [ns, opts] : value.as_object()) {
         NamespaceOptions o;
@@ -139,11 +188,11 @@ Status Prepare(const ServeFlags& flags, Config& c) {
       return st;
   }
   if (Status st = ParseListen(listen, c); !st.ok()) return st;
-  if (!IsLoopback(c.address)) {
+  if (!IsLoopback(c.address) && !c.api.auth.enabled()) {
     return Status(StatusCode::kForbidden,
                   "refusing to listen on " + c.address +
-                      ": beyond loopback the server needs authentication "
-                      "tokens, which this build does not support yet");
+                      " without authentication: beyond loopback, configure "
+                      "\"tokens\" in the --config file");
   }
   c.data = data;
   c.http.address = c.address;
@@ -227,7 +276,10 @@ int RunServe(const ServeFlags& flags) {
                             fs_error);
   }
   std::cerr << "leasehold: serving " << where << " on http://" << c.address
-            << ":" << *port << "\n";
+            << ":" << *port
+            << (c.api.auth.enabled() ? " (bearer tokens required)"
+                                     : " (authentication off)")
+            << "\n";
 
   const int signo = stop.get_future().get();
   std::cerr << "leasehold: signal " << signo

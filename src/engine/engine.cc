@@ -707,6 +707,7 @@ class Engine::Impl {
     info.opened_at = s->opened_at;
     info.expires_at = s->expires_at;
     info.deadlock_priority = s->deadlock_priority;
+    info.caller = s->caller;
     info.locks = s->total_grants();
     info.transaction = s->transaction;
     if (s->waiting != nullptr) info.waiting = s->waiting->id;

@@ -376,8 +376,8 @@ TEST_F(AppLockTest, CancellingAWaiterLetsThoseBehindItPass) {
 
 TEST_F(AppLockTest, FencesIncreaseOnEveryGrantAndStartAboveTheFloor) {
   Engine engine(EngineOptions{.fence_floor = 1000});
-  auto s = engine.OpenSession(Now(), {"a", milliseconds(60'000), 0});
-  auto t = engine.OpenSession(Now(), {"b", milliseconds(60'000), 0});
+  auto s = engine.OpenSession(Now(), {"a", milliseconds(60'000), 0, ""});
+  auto t = engine.OpenSession(Now(), {"b", milliseconds(60'000), 0, ""});
   Fence last = 1000;
   for (int i = 0; i < 3; ++i) {
     auto r =

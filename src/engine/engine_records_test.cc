@@ -347,7 +347,7 @@ TEST_F(RecordsTest, RestoreGivesTheSameStateAndFencesNeverRepeat) {
   EXPECT_EQ(v->locked_by, "Asha");
   EXPECT_EQ(v->state, LeaseState::kLocked);
   EXPECT_EQ(restored.Stats().active_checkouts, 2u);
-  auto s = restored.OpenSession(Now(), {"x", seconds(10), 0});
+  auto s = restored.OpenSession(Now(), {"x", seconds(10), 0, ""});
   auto g = restored.Acquire(Now(), {s->id,
                                     {"a", "public", "r"},
                                     LockMode::kExclusive,

@@ -16,16 +16,18 @@ class SessionTest : public EngineHarness {};
 
 TEST_F(SessionTest, OpenValidatesOptions) {
   EXPECT_EQ(
-      engine_.OpenSession(Now(), {"a", milliseconds(0), 0}).error().code(),
+      engine_.OpenSession(Now(), {"a", milliseconds(0), 0, ""}).error().code(),
       StatusCode::kBadRequest);
   EXPECT_EQ(
-      engine_.OpenSession(Now(), {"a", milliseconds(-5), 0}).error().code(),
+      engine_.OpenSession(Now(), {"a", milliseconds(-5), 0, ""}).error().code(),
       StatusCode::kBadRequest);
+  EXPECT_EQ(engine_.OpenSession(Now(), {"a", milliseconds(10), 11, ""})
+                .error()
+                .code(),
+            StatusCode::kBadRequest);
   EXPECT_EQ(
-      engine_.OpenSession(Now(), {"a", milliseconds(10), 11}).error().code(),
-      StatusCode::kBadRequest);
-  EXPECT_EQ(
-      engine_.OpenSession(Now(), {std::string(256, 'n'), milliseconds(10), 0})
+      engine_
+          .OpenSession(Now(), {std::string(256, 'n'), milliseconds(10), 0, ""})
           .error()
           .code(),
       StatusCode::kNameTooLong);
@@ -145,7 +147,7 @@ TEST_F(SessionTest, DeadlockPriorityRange) {
 
 TEST_F(SessionTest, SessionIdsStartAboveBase) {
   Engine engine(EngineOptions{.session_id_base = 1000});
-  auto s = engine.OpenSession(Now(), {"a", milliseconds(10), 0});
+  auto s = engine.OpenSession(Now(), {"a", milliseconds(10), 0, ""});
   EXPECT_EQ(s->id, 1001u);
 }
 

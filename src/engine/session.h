@@ -22,6 +22,7 @@ struct Session {
   Time opened_at;
   Time expires_at;
   int deadlock_priority = 0;
+  std::string caller;
   std::optional<TransactionInfo> transaction;
 
   // Granted locks, one intrusive list per owner (index: LockOwner).

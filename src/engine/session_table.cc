@@ -13,6 +13,7 @@ Session* SessionTable::Open(const SessionOptions& options, Time now) {
   s->name = options.name;
   s->ttl = options.ttl;
   s->deadlock_priority = options.deadlock_priority;
+  s->caller = options.caller;
   s->opened_at = now;
   s->expires_at = now + options.ttl;
   expiries_.emplace(s->expires_at, s->id);

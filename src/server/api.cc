@@ -171,12 +171,45 @@ void Api::ServeMetrics(Respond respond) {
   });
 }
 
+// GET reads, other methods write, and break and purge are the
+// administrator's forced acts.
+Role RoleFor(std::string_view method, const std::vector<std::string>& p) {
+  if (method == "GET") return Role::kRead;
+  const bool purge = p.size() == 3 && p[2] == "purge";
+  const bool brk = p.size() == 4 && p[3] == "break";
+  if (method == "POST" && p[0] == "records" && (purge || brk)) {
+    return Role::kAdmin;
+  }
+  return Role::kWrite;
+}
+
+// The session a request acts through, if it names one: the path's id under
+// /sessions/{id}, else the body's or the query's "session".
+std::optional<SessionId> NamedSession(const Call& c) {
+  const auto& p = c.path;
+  if (p.size() >= 2 && p[0] == "sessions") return ParseSessionId(p[1]);
+  if (c.body.contains("session")) {
+    auto id = SessionField(Fields(c.body));
+    return id ? std::optional<SessionId>(*id) : std::nullopt;
+  }
+  if (auto s = c.Query("session"); !s.empty()) return ParseSessionId(s);
+  return std::nullopt;
+}
+
 void Api::Handle(ApiRequest request, Respond respond) {
   const std::string_view target = request.target;
   const std::size_t q = target.find('?');
   const std::string_view raw_path = target.substr(0, q);
-  Call c{service_,          options_, {}, {}, {}, std::move(request.on_parked),
-         std::move(respond)};
+  Call c{service_,
+         options_,
+         {},
+         {},
+         {},
+         std::move(request.on_parked),
+         std::move(respond),
+         request.method,
+         std::string(raw_path),
+         nullptr};
 
   auto query = ParseQuery(target);
   if (!query) return c.Fail(BadTarget());
@@ -203,9 +236,14 @@ void Api::Handle(ApiRequest request, Respond respond) {
     return failure.ok() ? c.Reply(200, json::object{{"status", "ok"}})
                         : c.Fail(failure);
   }
+  if (options_.auth.enabled()) {
+    auto who = options_.auth.Authenticate(request.authorization);
+    if (!who) return c.Fail(who.error());
+    c.caller = *who;
+  }
   if (segments.size() == 1 && segments[0] == "metrics" && m == "GET" &&
       metrics_ != nullptr) {
-    return ServeMetrics(std::move(c.respond));
+    return ServeMetrics(std::move(c.respond));  // counts only, no names
   }
   if (segments.empty() || segments[0] != "v1") {
     return c.Fail(NoRoute(m, raw_path));
@@ -214,16 +252,63 @@ void Api::Handle(ApiRequest request, Respond respond) {
   const auto& p = c.path;
   const std::size_t n = p.size();
 
-  if (n >= 1 && p[0] != "sessions" && p[0] != "applocks" && p[0] != "records") {
+  if (n == 0 ||
+      (p[0] != "sessions" && p[0] != "applocks" && p[0] != "records") ||
+      (p[0] != "sessions" && n < 2)) {
     return c.Fail(NoRoute(m, raw_path));
+  }
+  if (c.caller != nullptr) {
+    const std::string_view ns =
+        p[0] == "sessions" ? std::string_view() : std::string_view(p[1]);
+    if (Status st = Authorize(*c.caller, ns, RoleFor(m, p)); !st.ok()) {
+      return c.Fail(st);
+    }
   }
   if (request.body.size() > 0 || m == "POST" || m == "PUT" || m == "DELETE") {
     auto body = ParseBodyObject(request.body);
     if (!body) return c.Fail(body.error());
     c.body = std::move(*body);
   }
+  if (c.caller != nullptr) {
+    if (auto id = NamedSession(c)) {
+      const bool admin_may =
+          p[0] == "sessions" &&
+          ((n == 2 && m == "DELETE") || (n == 3 && p[2] == "cancel"));
+      return RouteWithinSession(std::make_shared<Call>(std::move(c)), *id,
+                                admin_may);
+    }
+  }
+  Route(c);
+}
 
-  if (n >= 1 && p[0] == "sessions") {
+void Api::RouteWithinSession(std::shared_ptr<Call> c, SessionId id,
+                             bool admin_may) {
+  service_.Execute<Result<SessionInfo>>(
+      [id](Engine& e, Time now) { return e.GetSession(now, id); },
+      [this, c, id, admin_may](Result<Result<SessionInfo>> r) {
+        if (!r) return c->Fail(r.error());
+        // An unknown session is left to the handler (session_not_found);
+        // ids are never reused, so a session seen here stays the caller's.
+        if (*r) {
+          const TokenGrant& who = *c->caller;
+          const bool own = (*r)->caller == who.principal;
+          const bool admin =
+              admin_may && who.role == Role::kAdmin && who.AllNamespaces();
+          if (!own && !admin) {
+            return c->Fail(Status(StatusCode::kForbidden,
+                                  "session " + SessionIdText(id) +
+                                      " belongs to another principal"));
+          }
+        }
+        Route(*c);
+      });
+}
+
+void Api::Route(Call& c) {
+  const auto& p = c.path;
+  const std::size_t n = p.size();
+  const std::string& m = c.method;
+  if (p[0] == "sessions") {
     if (n == 1 && m == "POST") return CreateSession(c);
     if (n == 1 && m == "GET") return ListSessions(c);
     if (n >= 2) {
@@ -242,14 +327,14 @@ void Api::Handle(ApiRequest request, Respond respond) {
         return EndTransaction(c, id, false);
       }
     }
-  } else if (n >= 2 && p[0] == "applocks") {
+  } else if (p[0] == "applocks") {
     const std::string& ns = p[1];
     if (n == 2 && m == "GET") return ListLocks(c, ns);
     if (n == 3 && m == "POST" && p[2] == "acquire") return AcquireLock(c, ns);
     if (n == 3 && m == "POST" && p[2] == "release") return ReleaseLock(c, ns);
     if (n == 3 && m == "GET" && p[2] == "mode") return LockModeOf(c, ns);
     if (n == 3 && m == "GET" && p[2] == "test") return TestLock(c, ns);
-  } else if (n >= 2 && p[0] == "records") {
+  } else if (p[0] == "records") {
     const std::string& ns = p[1];
     if (n == 2 && m == "GET") return ListRecords(c, ns);
     if (n == 3 && m == "POST" && p[2] == "purge") return Purge(c, ns);
@@ -263,7 +348,25 @@ void Api::Handle(ApiRequest request, Respond respond) {
       if (p[3] == "break") return BreakCheckout(c, ns, p[2]);
     }
   }
-  c.Fail(NoRoute(m, raw_path));
+  c.Fail(NoRoute(m, c.raw_path));
+}
+
+Result<EventAccess> Api::AuthorizeEvents(std::string_view authorization,
+                                         std::string_view target) const {
+  EventAccess access{QueryParam(target, "ns"), true};
+  if (!options_.auth.enabled()) return access;
+  auto who = options_.auth.Authenticate(authorization);
+  if (!who) return std::unexpected(who.error());
+  if (access.ns.empty() && !(*who)->AllNamespaces()) {
+    return Error(StatusCode::kForbidden,
+                 "principal \"" + (*who)->principal +
+                     "\" may watch only its own namespaces: add ?ns=NAME");
+  }
+  if (Status st = Authorize(**who, access.ns, Role::kRead); !st.ok()) {
+    return std::unexpected(st);
+  }
+  access.unscoped = (*who)->AllNamespaces();
+  return access;
 }
 
 }  // namespace leasehold::server

@@ -8,15 +8,19 @@
 #include <functional>
 #include <string>
 
+#include "server/auth.h"
 #include "server/engine_service.h"
 #include "server/metrics.h"
 
 namespace leasehold::server {
 
+struct Call;
+
 struct ApiRequest {
   std::string method;  // "GET", "POST", "PUT", "DELETE"
   std::string target;  // path and query, as sent
   std::string body;
+  std::string authorization;  // the Authorization header, if any
   // Called when a lock request is parked, with its wait id, so that the
   // connection can cancel it if the client goes away. May be empty.
   std::function<void(WaitId)> on_parked;
@@ -32,6 +36,15 @@ struct ApiOptions {
   std::chrono::milliseconds default_session_ttl{30'000};
   std::chrono::milliseconds max_session_ttl{24 * 3'600'000};
   std::chrono::milliseconds max_checkout_ttl{7 * 24 * 3'600'000LL};
+  Authenticator auth;  // no tokens: every caller may do everything
+};
+
+// Which events a GET /v1/events stream may carry.
+struct EventAccess {
+  std::string ns;  // empty: every namespace
+  // Events that belong to no namespace (sessions, transactions): only for
+  // callers that may see every namespace.
+  bool unscoped = true;
 };
 
 class Api {
@@ -45,11 +58,22 @@ class Api {
   // Answers `request` through `respond`, exactly once, on any thread.
   void Handle(ApiRequest request, Respond respond);
 
+  // Who may watch which events: the `ns` query parameter of `target`, as
+  // far as the caller's token allows. 401/403 as for any other request.
+  Result<EventAccess> AuthorizeEvents(std::string_view authorization,
+                                      std::string_view target) const;
+
   // The percent-decoded value of query parameter `name` in `target`, or "".
   static std::string QueryParam(std::string_view target, std::string_view name);
 
  private:
   void ServeMetrics(Respond respond);
+  // Routes an authorized request to its handler.
+  void Route(Call& c);
+  // Routes `c` once its named session is known to be the caller's own (or,
+  // with `admin_may`, once the caller administers every namespace).
+  void RouteWithinSession(std::shared_ptr<Call> c, SessionId id,
+                          bool admin_may);
 
   EngineService& service_;
   ApiOptions options_;

@@ -4,72 +4,12 @@
 
 #include <gtest/gtest.h>
 
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/json.hpp>
-#include <future>
-#include <thread>
-
-#include "common/real_clock.h"
-#include "store/sqlite/sqlite_store.h"
-#include "tests/testing/temp_dir.h"
+#include "server/api_test_fixture.h"
 
 namespace leasehold::server {
 namespace {
 
-namespace asio = boost::asio;
 namespace json = boost::json;
-
-class ApiTest : public ::testing::Test {
- protected:
-  ApiTest() : work_(asio::make_work_guard(io_)) {
-    auto store = OpenSqliteStore(dir_.File("l.db"));
-    service_ =
-        std::move(*EngineService::Open(io_, std::move(*store), {}, clock_));
-    api_ = std::make_unique<Api>(*service_, ApiOptions{});
-    thread_ = std::thread([this] { io_.run(); });
-  }
-  ~ApiTest() override {
-    service_->Shutdown();
-    work_.reset();
-    io_.stop();
-    thread_.join();
-  }
-
-  struct Answer {
-    unsigned status;
-    json::value body;
-    std::string code() const {
-      const auto* e =
-          body.is_object() ? body.as_object().if_contains("error") : nullptr;
-      return e ? std::string(e->at("code").as_string()) : "";
-    }
-  };
-
-  Answer Call(std::string method, std::string target, std::string body = "") {
-    std::promise<ApiResponse> p;
-    api_->Handle(
-        {std::move(method), std::move(target), std::move(body), nullptr},
-        [&](ApiResponse r) { p.set_value(std::move(r)); });
-    ApiResponse r = p.get_future().get();
-    return {r.status, r.body.empty() ? json::value() : json::parse(r.body)};
-  }
-
-  std::string OpenSession(const std::string& name) {
-    auto a = Call("POST", "/v1/sessions",
-                  R"({"name":")" + name + R"(","ttl_ms":60000})");
-    EXPECT_EQ(a.status, 201u);
-    return std::string(a.body.at("id").as_string());
-  }
-
-  testing::TempDir dir_;
-  RealClock clock_;
-  asio::io_context io_;
-  std::optional<asio::executor_work_guard<asio::io_context::executor_type>>
-      work_;
-  std::unique_ptr<EngineService> service_;
-  std::unique_ptr<Api> api_;
-  std::thread thread_;
-};
 
 TEST_F(ApiTest, HealthAndUnknownRoutes) {
   EXPECT_EQ(Call("GET", "/healthz").status, 200u);

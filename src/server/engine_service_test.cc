@@ -59,7 +59,7 @@ class EngineServiceTest : public ::testing::Test {
 
   SessionId Open(const std::string& name, milliseconds ttl = seconds(60)) {
     auto s = Run<Result<SessionInfo>>([&](Engine& e, Time now) {
-      return e.OpenSession(now, {name, ttl, 0});
+      return e.OpenSession(now, {name, ttl, 0, ""});
     });
     return s->value().id;
   }

@@ -50,10 +50,12 @@ std::string SseFrame(const OwnedEvent& e) {
   return frame;
 }
 
-std::uint64_t EventHub::Subscribe(std::string ns, Deliver deliver) {
+std::uint64_t EventHub::Subscribe(std::string ns, Deliver deliver,
+                                  bool unscoped) {
   std::lock_guard lock(mu_);
   const std::uint64_t id = ++last_id_;
-  subscribers_.emplace(id, Subscriber{std::move(ns), std::move(deliver)});
+  subscribers_.emplace(id,
+                       Subscriber{std::move(ns), std::move(deliver), unscoped});
   return id;
 }
 
@@ -73,7 +75,9 @@ void EventHub::Publish(const std::vector<OwnedEvent>& events) {
   for (const OwnedEvent& e : events) {
     auto frame = std::make_shared<const std::string>(SseFrame(e));
     for (const auto& [id, s] : subscribers_) {
-      if (s.ns.empty() || e.ns.empty() || s.ns == e.ns) s.deliver(frame);
+      const bool pass =
+          s.ns.empty() || s.ns == e.ns || (e.ns.empty() && s.unscoped);
+      if (pass) s.deliver(frame);
     }
   }
 }

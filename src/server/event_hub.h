@@ -25,10 +25,12 @@ class EventHub {
   using Frame = std::shared_ptr<const std::string>;
   using Deliver = std::function<void(const Frame&)>;
 
-  // `ns` empty: every event; else events of that namespace plus those that
-  // belong to no namespace (sessions, transactions). `deliver` is called on
-  // the publishing thread and must not block. Returns an id for Unsubscribe.
-  std::uint64_t Subscribe(std::string ns, Deliver deliver);
+  // `ns` empty: every event; else events of that namespace, plus those
+  // that belong to no namespace (sessions, transactions) when `unscoped`.
+  // `deliver` is called on the publishing thread and must not block.
+  // Returns an id for Unsubscribe.
+  std::uint64_t Subscribe(std::string ns, Deliver deliver,
+                          bool unscoped = true);
   void Unsubscribe(std::uint64_t id);
 
   // Delivers `events`, in order. Thread-safe.
@@ -40,6 +42,7 @@ class EventHub {
   struct Subscriber {
     std::string ns;
     Deliver deliver;
+    bool unscoped = true;
   };
   mutable std::mutex mu_;
   std::uint64_t last_id_ = 0;

@@ -22,6 +22,19 @@ struct Call {
   boost::json::object body;
   std::function<void(WaitId)> on_parked;
   Api::Respond respond;
+  std::string method;
+  std::string raw_path;
+  // The authenticated caller; null when authentication is off.
+  const TokenGrant* caller = nullptr;
+
+  // The principal that opens sessions through this call ("" when off).
+  std::string CallerName() const {
+    return caller == nullptr ? std::string() : caller->principal;
+  }
+  // Whether the caller may see sessions that other principals opened.
+  bool SeesAllSessions() const {
+    return caller == nullptr || caller->AllNamespaces();
+  }
 
   // Answers with `status` and a JSON value.
   void Reply(unsigned status, const boost::json::value& v) const;

@@ -14,14 +14,16 @@ json::value TransactionJson(const std::optional<TransactionInfo>& t) {
 }
 
 json::object SessionJson(const SessionInfo& s) {
-  return json::object{{"id", SessionIdText(s.id)},
-                      {"name", s.name},
-                      {"ttl_ms", s.ttl.count()},
-                      {"expires_at", TimeJson(s.expires_at)},
-                      {"deadlock_priority", s.deadlock_priority},
-                      {"locks", s.locks},
-                      {"waiting", s.waiting.has_value()},
-                      {"transaction", TransactionJson(s.transaction)}};
+  json::object o{{"id", SessionIdText(s.id)},
+                 {"name", s.name},
+                 {"ttl_ms", s.ttl.count()},
+                 {"expires_at", TimeJson(s.expires_at)},
+                 {"deadlock_priority", s.deadlock_priority},
+                 {"locks", s.locks},
+                 {"waiting", s.waiting.has_value()},
+                 {"transaction", TransactionJson(s.transaction)}};
+  if (!s.caller.empty()) o["opened_by"] = s.caller;
+  return o;
 }
 
 }  // namespace
@@ -47,7 +49,8 @@ void CreateSession(Call& c) {
                          "deadlock_priority must be between -10 and 10"));
   }
   SessionOptions options{name->value_or(""), ttl_ms,
-                         static_cast<int>(priority->value_or(0))};
+                         static_cast<int>(priority->value_or(0)),
+                         c.CallerName()};
   c.Run<Result<SessionInfo>>(
       [options](Engine& e, Time now) { return e.OpenSession(now, options); },
       [](Result<SessionInfo>& r) {
@@ -76,9 +79,12 @@ void EndSession(Call& c, SessionId id) {
 void ListSessions(Call& c) {
   c.Run<std::vector<SessionInfo>>(
       [](Engine& e, Time now) { return e.ListSessions(now); },
-      [](std::vector<SessionInfo>& list) {
+      [all = c.SeesAllSessions(),
+       caller = c.CallerName()](std::vector<SessionInfo>& list) {
         json::array sessions;
-        for (const auto& s : list) sessions.push_back(SessionJson(s));
+        for (const auto& s : list) {
+          if (all || s.caller == caller) sessions.push_back(SessionJson(s));
+        }
         return JsonResponse(200, json::object{{"sessions", sessions}});
       });
 }

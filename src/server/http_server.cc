@@ -117,13 +117,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
     version_ = req.version();
     stream_.expires_never();  // a lock request may wait as long as it asked
     const std::string_view target = req.target();
+    const std::string_view authorization = req[http::field::authorization];
     if (req.method() == http::verb::get && server_->events_ != nullptr &&
         target.substr(0, target.find('?')) == "/v1/events") {
-      return StartStream(Api::QueryParam(target, "ns"));
+      auto access = server_->api_.AuthorizeEvents(authorization, target);
+      if (!access) return Write(ErrorResponse(access.error()), version_);
+      return StartStream(std::move(*access));
     }
     ApiRequest api_req{std::string(req.method_string()),
                        std::string(req.target()), std::move(req.body()),
-                       nullptr};
+                       std::string(authorization), nullptr};
     auto self = shared_from_this();
     const std::uint64_t seq = ++request_seq_;
     awaiting_answer_ = true;
@@ -144,7 +147,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // --- Server-Sent Events ---------------------------------------------------
   static constexpr std::size_t kMaxQueuedFrames = 10'000;
 
-  void StartStream(std::string ns) {
+  void StartStream(EventAccess access) {
     streaming_ = true;
     keep_alive_ = false;  // the stream ends when the connection does
     auto res = std::make_shared<http::response<http::empty_body>>(
@@ -157,17 +160,19 @@ class Connection : public std::enable_shared_from_this<Connection> {
         std::make_shared<http::response_serializer<http::empty_body>>(*res);
     http::async_write_header(
         stream_, *sr,
-        [self = shared_from_this(), res, sr, ns = std::move(ns)](
+        [self = shared_from_this(), res, sr, access = std::move(access)](
             beast::error_code ec, std::size_t) mutable {
           if (ec) return self->EndStream();
           std::weak_ptr<Connection> weak = self;
           self->subscription_ = self->server_->events_->Subscribe(
-              std::move(ns), [weak](const EventHub::Frame& frame) {
+              std::move(access.ns),
+              [weak](const EventHub::Frame& frame) {
                 if (auto c = weak.lock()) {
                   asio::post(c->stream_.get_executor(),
                              [c, frame] { c->Enqueue(frame); });
                 }
-              });
+              },
+              access.unscoped);
           self->Enqueue(std::make_shared<const std::string>("retry: 2000\n\n"));
           self->WatchStream();
           self->Heartbeat();

@@ -5,8 +5,11 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
+#include <fstream>
 #include <map>
 #include <mutex>
+#include <sstream>
 #include <thread>
 
 #include "tests/testing/server_process.h"
@@ -347,6 +350,69 @@ TEST_F(ServerTest, BadInputGetsAClearErrorNeverACrash) {
   EXPECT_NE(answer.find("400"), std::string::npos) << answer;
   HttpClient still(port());
   EXPECT_EQ(still.Request("GET", "/healthz").status, 200u);
+}
+
+TEST(ServerAuthTest, BearerTokensAreCheckedOverHttp) {
+  TempDir dir;
+  const std::string config = dir.File("config.json");
+  std::ofstream(config) << R"({"tokens": [
+      {"token": "billing-token-0001", "principal": "billing",
+       "namespaces": ["billing"], "role": "write"},
+      {"token": "ops-admin-token-0004", "principal": "ops",
+       "namespaces": ["*"], "role": "admin"}]})";
+  ServerProcess server(dir.File("data"), config);
+  HttpClient anonymous(server.port());
+  EXPECT_EQ(anonymous.Request("GET", "/healthz").status, 200u);
+  auto refused = anonymous.Request("POST", "/v1/sessions", "{}");
+  EXPECT_EQ(refused.status, 401u);
+  EXPECT_EQ(refused.error_code(), "unauthorized");
+  anonymous.Send("GET", "/v1/events?ns=billing");
+  EXPECT_EQ(anonymous.Receive().status, 401u);
+
+  HttpClient billing(server.port());
+  billing.SetBearerToken("billing-token-0001");
+  auto session = billing.Request("POST", "/v1/sessions", R"({"name":"Asha"})");
+  ASSERT_EQ(session.status, 201u) << session.body;
+  EXPECT_EQ(Str(session.json, "opened_by"), "billing");
+  EXPECT_EQ(billing.Request("GET", "/v1/applocks/shipping").error_code(),
+            "forbidden");
+  EXPECT_EQ(billing.Request("POST", "/v1/records/billing/k/break").status,
+            403u);
+  billing.Send("GET", "/v1/events");  // every namespace: not for billing
+  EXPECT_EQ(billing.Receive().status, 403u);
+
+  HttpClient ops(server.port());
+  ops.SetBearerToken("ops-admin-token-0004");
+  EXPECT_EQ(ops.Request("GET", "/metrics").status, 200u);
+  EXPECT_EQ(
+      ops.Request("DELETE", "/v1/sessions/" + Str(session.json, "id")).status,
+      204u);
+}
+
+// Runs `leasehold serve` with `args`; returns its exit status and stderr.
+std::pair<int, std::string> RunServe(const TempDir& dir,
+                                     const std::string& args) {
+  const std::string err = dir.File("serve.err");
+  const std::string command = LeaseholdBinary() + " serve --data " +
+                              dir.File("data") + " " + args + " 2>" + err;
+  const int status = std::system(command.c_str());
+  std::ifstream in(err);
+  std::stringstream text;
+  text << in.rdbuf();
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, text.str()};
+}
+
+TEST(ServerAuthTest, RefusesToListenBeyondLoopbackWithoutTokens) {
+  TempDir dir;
+  auto [code, err] = RunServe(dir, "--listen 0.0.0.0:0");
+  EXPECT_EQ(code, 1);
+  EXPECT_NE(err.find("without authentication"), std::string::npos) << err;
+  std::ofstream(dir.File("weak.json"))
+      << R"({"tokens": [{"token": "short", "principal": "p",
+                         "namespaces": ["*"], "role": "read"}]})";
+  std::tie(code, err) = RunServe(dir, "--config " + dir.File("weak.json"));
+  EXPECT_EQ(code, 1);
+  EXPECT_NE(err.find("shorter than 16"), std::string::npos) << err;
 }
 
 }  // namespace

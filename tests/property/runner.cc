@@ -465,8 +465,10 @@ void Runner::ExecOpenSession(const Op& op, Step& step) {
   const milliseconds ttl(op.value);
   const std::string name = Str(
       "slot", op.slot, "-", ++generation_[static_cast<std::size_t>(op.slot)]);
-  const Result<SessionInfo> r =
-      engine_.OpenSession(step.sent, SessionOptions{.name = name, .ttl = ttl});
+  SessionOptions options;
+  options.name = name;
+  options.ttl = ttl;
+  const Result<SessionInfo> r = engine_.OpenSession(step.sent, options);
   if (!Expect(r, {}, "OpenSession")) return;
   const SessionInfo& info = *r;
   if (info.id == 0 || slot_of_.contains(info.id)) {

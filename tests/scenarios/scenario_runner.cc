@@ -354,9 +354,10 @@ Mismatch Runner::RunStep(const Step& step) {
 }
 
 Mismatch Runner::OpenSession(const Step& step) {
-  SessionOptions options{.name = step.session,
-                         .ttl = milliseconds(step.ttl_ms),
-                         .deadlock_priority = step.priority};
+  SessionOptions options;
+  options.name = step.session;
+  options.ttl = milliseconds(step.ttl_ms);
+  options.deadlock_priority = step.priority;
   Result<SessionInfo> opened = engine_.OpenSession(Now(), options);
   if (opened) {
     ids_[step.session] = opened->id;

@@ -51,7 +51,7 @@ class EngineHarness : public ::testing::Test {
   SessionId Open(const std::string& name, long long ttl_ms = 60'000,
                  int priority = 0) {
     auto s = engine_.OpenSession(
-        Now(), {name, std::chrono::milliseconds(ttl_ms), priority});
+        Now(), {name, std::chrono::milliseconds(ttl_ms), priority, ""});
     EXPECT_TRUE(s.has_value()) << s.error().ToString();
     return s ? s->id : 0;
   }

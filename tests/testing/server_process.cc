@@ -41,11 +41,18 @@ class HttpClient::Impl {
   asio::io_context io_;
   beast::tcp_stream stream_;
   beast::flat_buffer buffer_;
+  std::string authorization_;
 };
 
 HttpClient::HttpClient(std::uint16_t port)
     : impl_(std::make_unique<Impl>(port)) {}
 HttpClient::~HttpClient() = default;
+
+void HttpClient::SetBearerToken(const std::string& token) {
+  impl_->authorization_ = token.empty() ? "" : "Bearer " + token;
+}
+
+std::string LeaseholdBinary() { return LEASEHOLD_BINARY; }
 
 void HttpClient::Send(const std::string& method, const std::string& target,
                       const std::string& body) {
@@ -53,6 +60,9 @@ void HttpClient::Send(const std::string& method, const std::string& target,
                                        11};
   req.set(http::field::host, "127.0.0.1");
   req.set(http::field::content_type, "application/json");
+  if (!impl_->authorization_.empty()) {
+    req.set(http::field::authorization, impl_->authorization_);
+  }
   req.keep_alive(true);
   req.body() = body;
   req.prepare_payload();

@@ -28,6 +28,9 @@ class HttpClient {
   HttpClient(const HttpClient&) = delete;
   HttpClient& operator=(const HttpClient&) = delete;
 
+  // Sends "Authorization: Bearer <token>" from now on ("" stops sending it).
+  void SetBearerToken(const std::string& token);
+
   HttpAnswer Request(const std::string& method, const std::string& target,
                      const std::string& body = "");
   // Sends a request and returns without reading the answer.
@@ -48,6 +51,9 @@ class HttpClient {
   class Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// The path of the `leasehold` binary under test.
+std::string LeaseholdBinary();
 
 class ServerProcess {
  public:
