@@ -7,6 +7,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <chrono>
+#include <cstdio>
 #include <functional>
 #include <future>
 #include <mutex>
@@ -513,6 +514,33 @@ TEST_F(ClientTest, WatchReceivesCheckoutEvents) {
   }
   EXPECT_EQ(doc_events, (std::vector<std::string>{"checkout.granted",
                                                   "checkout.released"}));
+}
+
+// The server drops idle keep-alive connections after request_timeout_ms;
+// the pool must notice instead of failing (or resending) the next call.
+TEST(ClientKeepAlive, StaleIdleConnectionIsReplaced) {
+  TempDir dir;
+  const std::string config = dir.File("config.json");
+  {
+    std::FILE* f = std::fopen(config.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs("{\"request_timeout_ms\": 100}", f);
+    std::fclose(f);
+  }
+  ServerProcess server(dir.File("data"), config);
+  auto client =
+      Client::Create({"http://127.0.0.1:" + std::to_string(server.port()), "",
+                      milliseconds(5000)});
+  ASSERT_TRUE(client);
+  for (int i = 0; i < 3; ++i) {
+    auto s = client->OpenSession("s" + std::to_string(i), milliseconds(60'000));
+    ASSERT_TRUE(s) << "round " << i << ": " << s.error().message;
+    std::this_thread::sleep_for(milliseconds(300));  // the server hangs up
+    auto list = client->ListSessions();
+    ASSERT_TRUE(list) << "round " << i << ": " << list.error().message;
+    EXPECT_EQ(list->size(), static_cast<std::size_t>(i + 1));
+    std::this_thread::sleep_for(milliseconds(300));
+  }
 }
 
 TEST(ClientFailures, BadUrl) {
