@@ -42,7 +42,7 @@ Result<Client> Client::Create(ClientOptions options) {
   if (!endpoint) return std::unexpected(endpoint.error());
   if (options.io_timeout.count() <= 0) {
     return std::unexpected(
-        Error{"bad_url", "ClientOptions::io_timeout must be positive", 0});
+        Error{"bad_request", "ClientOptions::io_timeout must be positive", 0});
   }
   return Client(
       std::make_shared<Impl>(std::move(options), std::move(*endpoint)));
