@@ -86,8 +86,10 @@ Result<void> HttpConnection::Write(const HttpRequest& request,
     failed_while_writing_ = true;  // nothing was sent
     return connected;
   }
-  http::request<http::string_body> req{http::string_to_verb(request.method),
-                                       request.target, 11};
+  http::request<http::string_body> req;
+  req.version(11);
+  req.method_string(request.method);  // any token, not only known verbs
+  req.target(request.target);
   req.set(http::field::host, endpoint_.host_header);
   req.set(http::field::user_agent, "leasehold-client");
   if (!token_.empty()) req.set(http::field::authorization, "Bearer " + token_);
@@ -113,6 +115,7 @@ Result<HttpAnswer> HttpConnection::RoundTrip(const HttpRequest& request,
   if (!written) return std::unexpected(written.error());
   http::response_parser<http::string_body> parser;
   parser.body_limit(kBodyLimit);
+  parser.skip(request.method == "HEAD");  // its Content-Length has no body
   const std::size_t buffered = buffer_.size();
   const beast::error_code ec = Run([&](auto handler) {
     http::async_read(stream_, buffer_, parser, handler);
@@ -124,7 +127,9 @@ Result<HttpAnswer> HttpConnection::RoundTrip(const HttpRequest& request,
   used_ = true;
   HttpAnswer answer;
   answer.status = parser.get().result_int();
-  answer.keep_alive = parser.get().keep_alive();
+  // After HEAD, a server that wrongly sent a body would leave it in the
+  // stream: do not reuse the connection.
+  answer.keep_alive = parser.get().keep_alive() && request.method != "HEAD";
   answer.body = std::move(parser.get().body());
   if (!answer.keep_alive) {
     beast::error_code ignored;

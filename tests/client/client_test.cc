@@ -104,6 +104,9 @@ TEST_F(ClientTest, HealthyAndGenericCall) {
   auto sessions = client_.Call("GET", "/v1/sessions");
   ASSERT_TRUE(sessions) << sessions.error().message;
   EXPECT_TRUE(sessions->as_object().contains("sessions"));
+  auto head = client_.Call("HEAD", "/v1/sessions");
+  ASSERT_TRUE(head || head.error().http_status != 0) << head.error().message;
+  EXPECT_TRUE(*client_.Healthy());  // the connection after HEAD still works
   auto missing = client_.Call("GET", "/v1/nowhere");
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error().code, "not_found");
