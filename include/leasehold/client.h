@@ -164,13 +164,17 @@ class CheckoutGuard;
 
 class Client {
  public:
-  // Checks the options (not the server); "bad_url" if the URL is unusable.
+  // Checks the options (not the server); "bad_url" if the URL is unusable,
+  // "bad_request" if io_timeout is not positive.
   static Result<Client> Create(ClientOptions options);
 
   // Any call, for what the typed methods do not cover: 2xx answers give the
   // parsed body (null for 204); 4xx/5xx give an Error with the API's code,
   // except that `accept_status` lists statuses whose body is returned as a
-  // value too (e.g. {409, 423} for refusals that carry data).
+  // value too (e.g. {409, 423} for refusals that carry data) unless it is an
+  // API error body. The deadline is io_timeout + `extra_wait`, none when
+  // `extra_wait` is negative. Of the requests that may have reached the
+  // server, only GET and HEAD are resent (once, on a stale connection).
   Result<boost::json::value> Call(std::string_view method,
                                   std::string_view target,
                                   const boost::json::value* body = nullptr,
@@ -223,7 +227,9 @@ class Client {
 
   // Streams GET /v1/events?ns= (all namespaces when `ns` is empty), calling
   // `on_event` for each event until it returns false or the stream ends.
-  // Returns when the stream ends (Error "unreachable" if it broke).
+  // Returns when the stream ends (Error "unreachable" if it broke, or was
+  // silent for max(io_timeout, 45 s) despite the server's 15 s heartbeat).
+  // Events before the subscription reaches the server are not seen.
   Result<void> Watch(std::string_view ns,
                      const std::function<bool(const Event&)>& on_event);
 
@@ -234,8 +240,10 @@ class Client {
 
   // A checkout renewed in the background at a third of its TTL and checked
   // in when the guard is destroyed. Error "locked" (message names the
-  // holder) when someone else holds it. `on_lost` is called once if a
-  // renewal is refused (the lease was broken or ran out).
+  // holder) when someone else holds it. Without options.token the guard
+  // makes one, so renewals are idempotent. `on_lost` is called once if a
+  // renewal is refused or finds the lease gone (broken or ran out); a lease
+  // such a renewal was granted by accident is checked in at once.
   Result<CheckoutGuard> CheckoutKey(
       std::string ns, std::string key, CheckoutOptions options,
       std::function<void(const Error&)> on_lost = {});
@@ -253,7 +261,8 @@ class Client {
 
 // A server session, ended (DELETE) when destroyed. Keepalives run on a
 // background thread; locks taken through Lock() live as long as the session
-// does.
+// does. `on_lost` may destroy the Session it belongs to. A moved-from Session
+// may only be destroyed or assigned to (the same holds for the guards).
 class Session {
  public:
   Session(Session&&) noexcept;
@@ -264,13 +273,14 @@ class Session {
   const std::string& name() const;
   bool lost() const;  // a keepalive found the session gone
 
-  // Takes a Session-owned application lock, held until the guard is
-  // destroyed or released. A refusal is an Error whose code is the status
-  // ("timeout", "cancelled", "deadlock").
+  // Takes a Session-owned application lock (options.owner is ignored), held
+  // until the guard is destroyed or released. A refusal is an Error whose
+  // code is the status ("timeout", "cancelled", "deadlock").
   Result<LockGuard> Lock(std::string ns, std::string resource,
                          AcquireOptions options = {});
 
-  // Ends the session now (otherwise the destructor does).
+  // Ends the session now (otherwise the destructor does). Error "lost" if
+  // it was already gone; a second End does nothing.
   Result<void> End();
 
  private:
@@ -292,6 +302,7 @@ class LockGuard {
   bool waited() const;  // granted with result 1
   // False once released or once the session was lost.
   bool held() const;
+  // Error "not_held" if already released, "lost" if the session was lost.
   Result<void> Release();
 
  private:
@@ -315,6 +326,8 @@ class CheckoutGuard {
   // Save under this lease (proof by token). Error "lost" once lost.
   Result<WriteOutcome> Save(std::string_view body,
                             std::optional<std::int64_t> if_version = {});
+  // Stops renewing and checks in. Error "lost" once lost or checked in;
+  // a refused checkin is an Error whose code is the reason.
   Result<void> Checkin();
 
  private:

@@ -1,0 +1,154 @@
+// Client: application locks (API.md, "Application locks").
+#include <boost/json/object.hpp>
+
+#include "client/answer_reader.h"
+#include "client/client_impl.h"
+
+namespace leasehold::client {
+
+namespace json = boost::json;
+using detail::AddQuery;
+using detail::AnswerReader;
+using detail::JoinPath;
+
+namespace {
+
+// The query of GET mode/test: the lock's identity as the server reads it.
+std::string LockQuery(std::string target, std::string_view session,
+                      std::string_view resource, std::string_view owner,
+                      std::string_view principal) {
+  AddQuery(target, "session", session);
+  AddQuery(target, "resource", resource);
+  AddQuery(target, "owner", owner);
+  AddQuery(target, "principal", principal);
+  return target;
+}
+
+LockHolder HolderFrom(AnswerReader& r) {
+  LockHolder h;
+  h.session = r.String("session");
+  h.session_name = r.OptionalString("session_name").value_or("");
+  h.owner = r.String("owner");
+  h.mode = r.String("mode");
+  h.since = r.OptionalString("since").value_or("");
+  h.count = r.IntOr("count", 0);
+  h.fence = r.UintOr("fence", 0);
+  return h;
+}
+
+LockWaiter WaiterFrom(AnswerReader& r) {
+  LockWaiter w;
+  w.session = r.String("session");
+  w.session_name = r.OptionalString("session_name").value_or("");
+  w.owner = r.OptionalString("owner").value_or("");
+  w.mode = r.String("mode");
+  w.since = r.OptionalString("since").value_or("");
+  w.deadline = r.OptionalString("deadline").value_or("");
+  w.conversion = r.BoolOr("conversion", false);
+  return w;
+}
+
+Result<LockInfo> LockFrom(const json::value& v) {
+  AnswerReader r(v, "GET /v1/applocks/{ns}");
+  LockInfo l;
+  l.resource = r.String("resource");
+  l.principal = r.String("principal");
+  for (const json::value& g : r.Array("granted")) {
+    AnswerReader one(g, "GET /v1/applocks/{ns}");
+    l.granted.push_back(HolderFrom(one));
+    if (!one.ok()) return std::unexpected(one.Failure());
+  }
+  for (const json::value& w : r.Array("waiting")) {
+    AnswerReader one(w, "GET /v1/applocks/{ns}");
+    l.waiting.push_back(WaiterFrom(one));
+    if (!one.ok()) return std::unexpected(one.Failure());
+  }
+  return r.Finish(std::move(l));
+}
+
+}  // namespace
+
+Result<AcquireOutcome> Client::Acquire(std::string_view ns,
+                                       std::string_view session,
+                                       std::string_view resource,
+                                       const AcquireOptions& options) {
+  const json::value body = json::object{{"session", session},
+                                        {"resource", resource},
+                                        {"mode", options.mode},
+                                        {"owner", options.owner},
+                                        {"timeout_ms", options.timeout.count()},
+                                        {"principal", options.principal}};
+  // The answer may take as long as the wait the caller asked for.
+  const Milliseconds wait = options.timeout.count() < 0
+                                ? Milliseconds(-1)
+                                : impl_->options().io_timeout + options.timeout;
+  auto r = impl_->Call("POST", JoinPath({"v1", "applocks", ns, "acquire"}),
+                       &body, {409}, wait, Retry::kNever);
+  if (!r) return std::unexpected(r.error());
+  AnswerReader reader(*r, "acquire");
+  AcquireOutcome out;
+  out.result = static_cast<int>(reader.Int("result"));
+  out.status = reader.String("status");
+  out.fence = reader.UintOr("fence", 0);
+  if (const json::value* d = reader.Find("deadlock")) out.deadlock = *d;
+  return reader.Finish(std::move(out));
+}
+
+Result<void> Client::Release(std::string_view ns, std::string_view session,
+                             std::string_view resource, std::string_view owner,
+                             std::string_view principal) {
+  const json::value body = json::object{{"session", session},
+                                        {"resource", resource},
+                                        {"owner", owner},
+                                        {"principal", principal}};
+  auto r = impl_->Call("POST", JoinPath({"v1", "applocks", ns, "release"}),
+                       &body, {}, impl_->options().io_timeout, Retry::kNever);
+  if (!r) return std::unexpected(r.error());
+  return {};
+}
+
+Result<std::string> Client::Mode(std::string_view ns, std::string_view session,
+                                 std::string_view resource,
+                                 std::string_view owner,
+                                 std::string_view principal) {
+  auto r =
+      impl_->Call("GET",
+                  LockQuery(JoinPath({"v1", "applocks", ns, "mode"}), session,
+                            resource, owner, principal),
+                  nullptr, {}, impl_->options().io_timeout, Retry::kIdempotent);
+  if (!r) return std::unexpected(r.error());
+  AnswerReader reader(*r, "GET mode");
+  std::string mode = reader.String("mode");
+  return reader.Finish(std::move(mode));
+}
+
+Result<bool> Client::Test(std::string_view ns, std::string_view session,
+                          std::string_view resource,
+                          const AcquireOptions& options) {
+  std::string target =
+      LockQuery(JoinPath({"v1", "applocks", ns, "test"}), session, resource,
+                options.owner, options.principal);
+  AddQuery(target, "mode", options.mode);
+  auto r = impl_->Call("GET", std::move(target), nullptr, {},
+                       impl_->options().io_timeout, Retry::kIdempotent);
+  if (!r) return std::unexpected(r.error());
+  AnswerReader reader(*r, "GET test");
+  const bool grantable = reader.Bool("grantable");
+  return reader.Finish(grantable);
+}
+
+Result<std::vector<LockInfo>> Client::ListLocks(std::string_view ns) {
+  auto r = impl_->Call("GET", JoinPath({"v1", "applocks", ns}), nullptr, {},
+                       impl_->options().io_timeout, Retry::kIdempotent);
+  if (!r) return std::unexpected(r.error());
+  AnswerReader reader(*r, "GET /v1/applocks/{ns}");
+  std::vector<LockInfo> out;
+  for (const json::value& v : reader.Array("locks")) {
+    auto lock = LockFrom(v);
+    if (!lock) return std::unexpected(lock.error());
+    out.push_back(std::move(*lock));
+  }
+  return reader.Finish(std::move(out));
+}
+
+}  // namespace leasehold::client

@@ -1,0 +1,56 @@
+// Client::Impl: the options, the server's address and a pool of idle
+// keep-alive connections shared by every copy of a Client.
+#ifndef LEASEHOLD_SRC_CLIENT_CLIENT_IMPL_H_
+#define LEASEHOLD_SRC_CLIENT_CLIENT_IMPL_H_
+
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "client/http_connection.h"
+#include "client/url.h"
+#include "leasehold/client.h"
+
+namespace leasehold::client {
+
+// Whether a request may be sent again after the connection broke once the
+// request had been written: only when a second arrival changes nothing.
+enum class Retry { kNever, kIdempotent };
+
+class Client::Impl {
+ public:
+  Impl(ClientOptions options, detail::Endpoint endpoint);
+
+  // One request, with one retry on a fresh connection when a reused
+  // connection turns out to be stale and resending is safe. `wait` is the
+  // deadline for the whole call (negative: none).
+  Result<detail::HttpAnswer> Send(const detail::HttpRequest& request,
+                                  Milliseconds wait, Retry retry);
+
+  // Send, then the API's conventions: 2xx and `accept_status` answers give
+  // the parsed body (null when empty), anything else an Error.
+  Result<boost::json::value> Call(std::string_view method, std::string target,
+                                  const boost::json::value* body,
+                                  const std::vector<unsigned>& accept_status,
+                                  Milliseconds wait, Retry retry);
+
+  // A dedicated, unpooled connection (for streams).
+  std::unique_ptr<detail::HttpConnection> NewConnection() const;
+
+  const ClientOptions& options() const { return options_; }
+
+ private:
+  static constexpr std::size_t kMaxIdle = 16;
+
+  std::unique_ptr<detail::HttpConnection> TakeIdle();
+  void ReturnIdle(std::unique_ptr<detail::HttpConnection> connection);
+
+  const ClientOptions options_;
+  const detail::Endpoint endpoint_;
+  std::mutex mu_;
+  std::vector<std::unique_ptr<detail::HttpConnection>> idle_;  // guarded
+};
+
+}  // namespace leasehold::client
+
+#endif  // LEASEHOLD_SRC_CLIENT_CLIENT_IMPL_H_

@@ -1,0 +1,177 @@
+// Client: records and checkouts (API.md, "Records and checkouts").
+#include <boost/json/object.hpp>
+
+#include "client/answer_reader.h"
+#include "client/client_impl.h"
+
+namespace leasehold::client {
+
+namespace json = boost::json;
+using detail::AddQuery;
+using detail::AnswerReader;
+using detail::JoinPath;
+
+namespace {
+
+std::string RecordPath(std::string_view ns, std::string_view key,
+                       std::string_view action = {}) {
+  return action.empty() ? JoinPath({"v1", "records", ns, key})
+                        : JoinPath({"v1", "records", ns, key, action});
+}
+
+RecordInfo RecordFrom(AnswerReader& r) {
+  RecordInfo rec;
+  rec.key = r.String("key");
+  rec.body = r.OptionalString("body");
+  rec.version = r.IntOr("version", 0);
+  rec.locked_by = r.OptionalString("locked_by");
+  rec.lock_expires_at = r.OptionalString("lock_expires_at");
+  rec.state = r.String("state");
+  rec.fence = r.UintOr("fence", 0);
+  return rec;
+}
+
+json::object ProofJson(const Proof& proof) {
+  if (!proof.token.empty()) return json::object{{"token", proof.token}};
+  return json::object{{"owner", proof.owner}};
+}
+
+// Save, checkin and delete answer alike: `done_field` true, or false with a
+// reason (423, 412).
+Result<WriteOutcome> WriteFrom(const Result<json::value>& r,
+                               std::string_view done_field,
+                               std::string_view what) {
+  if (!r) return std::unexpected(r.error());
+  AnswerReader reader(*r, what);
+  WriteOutcome out;
+  out.done = reader.Bool(done_field);
+  if (!out.done) out.reason = reader.String("reason");
+  out.version = reader.IntOr("version", 0);
+  return reader.Finish(std::move(out));
+}
+
+}  // namespace
+
+Result<std::int64_t> Client::Put(std::string_view ns, std::string_view key,
+                                 std::string_view body) {
+  const json::value request = json::object{{"body", body}};
+  auto r = impl_->Call("PUT", RecordPath(ns, key), &request, {},
+                       impl_->options().io_timeout, Retry::kNever);
+  if (!r) return std::unexpected(r.error());
+  AnswerReader reader(*r, "PUT record");
+  const std::int64_t version = reader.Int("version");
+  return reader.Finish(version);
+}
+
+Result<RecordInfo> Client::Get(std::string_view ns, std::string_view key) {
+  auto r = impl_->Call("GET", RecordPath(ns, key), nullptr, {},
+                       impl_->options().io_timeout, Retry::kIdempotent);
+  if (!r) return std::unexpected(r.error());
+  AnswerReader reader(*r, "GET record");
+  RecordInfo rec = RecordFrom(reader);
+  return reader.Finish(std::move(rec));
+}
+
+Result<RecordPage> Client::List(std::string_view ns,
+                                const ListOptions& options) {
+  std::string target = JoinPath({"v1", "records", ns});
+  if (!options.state.empty()) AddQuery(target, "state", options.state);
+  if (!options.prefix.empty()) AddQuery(target, "prefix", options.prefix);
+  if (!options.after.empty()) AddQuery(target, "after", options.after);
+  if (options.limit > 0) {
+    AddQuery(target, "limit", std::to_string(options.limit));
+  }
+  auto r = impl_->Call("GET", std::move(target), nullptr, {},
+                       impl_->options().io_timeout, Retry::kIdempotent);
+  if (!r) return std::unexpected(r.error());
+  AnswerReader reader(*r, "GET records");
+  RecordPage page;
+  for (const json::value& v : reader.Array("records")) {
+    AnswerReader one(v, "GET records");
+    page.records.push_back(RecordFrom(one));
+    if (!one.ok()) return std::unexpected(one.Failure());
+  }
+  page.next = reader.OptionalString("next");
+  return reader.Finish(std::move(page));
+}
+
+Result<CheckoutOutcome> Client::Checkout(std::string_view ns,
+                                         std::string_view key,
+                                         const CheckoutOptions& options) {
+  json::object body{{"owner", options.owner}, {"ttl_ms", options.ttl.count()}};
+  if (!options.token.empty()) body["token"] = options.token;
+  const json::value request = std::move(body);
+  // With the caller's token a second arrival is a renewal of the same lease.
+  const Retry retry =
+      options.token.empty() ? Retry::kNever : Retry::kIdempotent;
+  auto r = impl_->Call("POST", RecordPath(ns, key, "checkout"), &request, {423},
+                       impl_->options().io_timeout, retry);
+  if (!r) return std::unexpected(r.error());
+  AnswerReader reader(*r, "checkout");
+  CheckoutOutcome out;
+  out.granted = reader.Bool("granted");
+  if (out.granted) {
+    out.renewed = reader.BoolOr("renewed", false);
+    out.token = reader.String("token");
+    out.fence = reader.Uint("fence");
+    out.locked_by = reader.OptionalString("locked_by").value_or(options.owner);
+    out.expires_at = reader.String("expires_at");
+  } else {
+    out.locked_by = reader.OptionalString("locked_by").value_or("");
+    out.expires_at = reader.OptionalString("lock_expires_at").value_or("");
+  }
+  return reader.Finish(std::move(out));
+}
+
+Result<WriteOutcome> Client::Save(std::string_view ns, std::string_view key,
+                                  const Proof& proof, std::string_view body,
+                                  std::optional<std::int64_t> if_version) {
+  json::object request = ProofJson(proof);
+  request["body"] = body;
+  if (if_version) request["if_version"] = *if_version;
+  const json::value v = std::move(request);
+  return WriteFrom(
+      impl_->Call("POST", RecordPath(ns, key, "save"), &v, {412, 423},
+                  impl_->options().io_timeout, Retry::kNever),
+      "saved", "save");
+}
+
+Result<WriteOutcome> Client::Checkin(std::string_view ns, std::string_view key,
+                                     const Proof& proof) {
+  const json::value v = ProofJson(proof);
+  return WriteFrom(
+      impl_->Call("POST", RecordPath(ns, key, "checkin"), &v, {412, 423},
+                  impl_->options().io_timeout, Retry::kNever),
+      "released", "checkin");
+}
+
+Result<WriteOutcome> Client::Delete(std::string_view ns, std::string_view key,
+                                    const Proof& proof) {
+  const json::value v = ProofJson(proof);
+  return WriteFrom(impl_->Call("DELETE", RecordPath(ns, key), &v, {412, 423},
+                               impl_->options().io_timeout, Retry::kNever),
+                   "deleted", "delete");
+}
+
+Result<std::int64_t> Client::Purge(std::string_view ns,
+                                   Milliseconds older_than) {
+  const json::value v = json::object{{"older_than_ms", older_than.count()}};
+  auto r = impl_->Call("POST", JoinPath({"v1", "records", ns, "purge"}), &v, {},
+                       impl_->options().io_timeout, Retry::kNever);
+  if (!r) return std::unexpected(r.error());
+  AnswerReader reader(*r, "purge");
+  const std::int64_t purged = reader.Int("purged");
+  return reader.Finish(purged);
+}
+
+Result<bool> Client::Break(std::string_view ns, std::string_view key) {
+  // Never resent: a second break could end a lease granted in between.
+  auto r = impl_->Call("POST", RecordPath(ns, key, "break"), nullptr, {},
+                       impl_->options().io_timeout, Retry::kNever);
+  if (!r) return std::unexpected(r.error());
+  AnswerReader reader(*r, "break");
+  const bool broken = reader.Bool("broken");
+  return reader.Finish(broken);
+}
+
+}  // namespace leasehold::client
