@@ -1866,6 +1866,17 @@ TEST_F(SlowClientTest, HalfARequestIsDisconnectedAfterTheReadTimeout) {
     EXPECT_LT(took, milliseconds(5000));
     EXPECT_EQ(r.bytes.find("201"), std::string::npos) << r.bytes;
   }
+  // Trickling a byte every 50 ms does not keep a request alive: the
+  // timeout is for the whole request, not for each read.
+  RawSocket trickle(port());
+  ASSERT_TRUE(trickle.Send("GET /healthz HTTP/1.1\r\nX-Slow: "));
+  const auto start = Steady::now();
+  bool closed = false;
+  while (!closed && Steady::now() - start < milliseconds(5000)) {
+    closed =
+        !trickle.Send("a") || trickle.ReadFor(milliseconds(50), false).closed;
+  }
+  EXPECT_TRUE(closed) << "a trickling client kept its connection for 5 s";
   // A client that is quick is served.
   HttpClient quick(port());
   EXPECT_EQ(quick.Request("GET", "/healthz").status, 200u);
