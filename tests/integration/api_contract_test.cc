@@ -1133,8 +1133,8 @@ TEST_F(ApiContractTest, ListShowsHoldersAndWaitersInQueueOrder) {
                   .as_array()
                   .empty());
 
-  // Releasing both references grants the queue in order: Shared and
-  // IntentShared together... but Update after Shared is compatible too.
+  // Releasing both references grants all three waiters: Shared, Update and
+  // IntentShared are compatible with one another.
   ASSERT_EQ(Release(a, sa, "doc").status, 200u);
   ASSERT_EQ(Release(a, sa, "doc").status, 200u);
   for (HttpClient* h : {&b, &c, &d}) {
