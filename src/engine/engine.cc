@@ -32,6 +32,10 @@ namespace {
 
 constexpr int kMinDeadlockPriority = -10;
 constexpr int kMaxDeadlockPriority = 10;
+// The longest wait a deadline is computed for. A larger timeout_ms (up to
+// INT64_MAX, which overflows a Time) waits this long: in effect, forever,
+// and short enough that a timer for it fits in nanoseconds.
+constexpr std::chrono::milliseconds kLongestTimedWait = std::chrono::years(100);
 
 bool IsRequestable(LockMode m) {
   return m != LockMode::kNoLock && m != LockMode::kSharedIntentExclusive &&
@@ -472,7 +476,7 @@ class Engine::Impl {
                               const AcquireRequest& req, const Decision& d) {
     std::optional<Time> deadline;
     if (req.timeout > std::chrono::milliseconds::zero()) {
-      deadline = now + req.timeout;
+      deadline = now + std::min(req.timeout, kLongestTimedWait);
     }
     const WaitId id = ++last_wait_id_;
     Waiter* w = table_.Enqueue(r, s, req.owner, req.mode, d.target,

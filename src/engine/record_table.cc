@@ -264,7 +264,10 @@ Result<std::size_t> RecordTable::Purge(Time now, std::string_view ns,
   for (auto it = space.keys.begin(); it != space.keys.end();) {
     auto next = std::next(it);
     const KeyState& k = it->second;
-    if (k.expires && *k.expires <= now && now - *k.expires >= older_than) {
+    // Compared in milliseconds: older_than in microseconds could overflow.
+    if (k.expires && *k.expires <= now &&
+        std::chrono::duration_cast<std::chrono::milliseconds>(
+            now - *k.expires) >= older_than) {
       ClearLease(space, found->first, it, now);
       ++purged;
     }
