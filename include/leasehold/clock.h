@@ -5,7 +5,9 @@
 #define LEASEHOLD_CLOCK_H_
 
 #include <chrono>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace leasehold {
 
@@ -15,6 +17,9 @@ using Duration = std::chrono::microseconds;
 
 // RFC 3339 UTC with milliseconds, e.g. "2026-11-30T03:24:53.123Z".
 std::string FormatTime(Time t);
+// The inverse of FormatTime: "YYYY-MM-DDTHH:MM:SS[.fff]Z" only; nullopt for
+// anything else.
+std::optional<Time> ParseTime(std::string_view text);
 
 class Clock {
  public:

@@ -1,17 +1,21 @@
 #include "cli/cli.h"
 
-#include "cli/serve.h"
-
 #include <CLI/CLI.hpp>
+
 #include <iostream>
+#include "cli/client_commands.h"
+#include "cli/serve.h"
 
 namespace leasehold::cli {
 
 int Main(int argc, char** argv) {
   CLI::App app{
       "leasehold: who is working on what, safely and visibly.\n"
-      "Exit codes: 0 success; 1 failure (a demo step did not behave as "
-      "expected, or the server could not start); 2 usage error."};
+      "serve and demo exit 0 on success, 1 on failure (the server could not "
+      "start, or a demo step did not behave as expected), 2 on a usage "
+      "error.\n" +
+      std::string(kExitCodesHelp)};
+  app.footer(kExitCodesHelp);
   app.require_subcommand(1);
   auto* demo = app.add_subcommand(
       "demo",
@@ -37,6 +41,10 @@ int Main(int argc, char** argv) {
   serve->add_option("--port-file", serve_flags.port_file,
                     "write the bound port to this file once serving");
   serve->callback([&] { code = RunServe(serve_flags); });
+  AddLockCommands(app, code);
+  AddRecordCommands(app, code);
+  AddSessionCommands(app, code);
+  AddWatchCommand(app, code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

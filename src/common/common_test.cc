@@ -28,6 +28,20 @@ TEST(Time, FormatsRfc3339WithMilliseconds) {
   EXPECT_EQ(FormatTime(t), "2026-11-30T03:24:53.123Z");
 }
 
+TEST(Time, ParsesWhatItFormatsAndNothingElse) {
+  using namespace std::chrono;
+  const Time t = time_point_cast<microseconds>(sys_days{2026y / 11 / 30}) +
+                 hours(3) + minutes(24) + seconds(53) + milliseconds(123);
+  EXPECT_EQ(ParseTime(FormatTime(t)), t);
+  EXPECT_EQ(ParseTime("2026-11-30T03:24:53Z"), t - milliseconds(123));
+  for (const char* bad :
+       {"", "2026-11-30", "2026-11-30T03:24:53.123", "2026-11-30T03:24:53.Z",
+        "2026-02-30T00:00:00Z", "2026-11-30T03:24:53.123+01:00",
+        "x2026-11-30T03:24:53Z", "2026-11-30T25:00:00Z"}) {
+    EXPECT_FALSE(ParseTime(bad).has_value()) << bad;
+  }
+}
+
 TEST(RealClock, NeverGoesBack) {
   RealClock clock;
   Time last = clock.Now();

@@ -22,4 +22,34 @@ std::string FormatTime(Time t) {
   return buf;
 }
 
+std::optional<Time> ParseTime(std::string_view text) {
+  using namespace std::chrono;
+  int y = 0, mo = 0, d = 0, h = 0, mi = 0, sec = 0, consumed = 0;
+  const std::string s(text);
+  if (std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi,
+                  &sec, &consumed) != 6 ||
+      consumed != 19) {
+    return std::nullopt;
+  }
+  std::string_view rest = text.substr(19);
+  long long micros = 0;
+  if (!rest.empty() && rest.front() == '.') {
+    rest.remove_prefix(1);
+    int digits = 0;
+    while (!rest.empty() && rest.front() >= '0' && rest.front() <= '9') {
+      if (digits < 6) micros = micros * 10 + (rest.front() - '0');
+      ++digits;
+      rest.remove_prefix(1);
+    }
+    if (digits == 0) return std::nullopt;
+    for (; digits < 6; ++digits) micros *= 10;
+  }
+  if (rest != "Z") return std::nullopt;
+  const year_month_day ymd{year(y), month(static_cast<unsigned>(mo)),
+                           day(static_cast<unsigned>(d))};
+  if (!ymd.ok() || h > 23 || mi > 59 || sec > 60) return std::nullopt;
+  return Time(sys_days(ymd).time_since_epoch() + hours(h) + minutes(mi) +
+              seconds(sec) + microseconds(micros));
+}
+
 }  // namespace leasehold

@@ -1,0 +1,238 @@
+// The `leasehold` client subcommands, run as a script would run them,
+// against a real server on an ephemeral loopback port.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <boost/json.hpp>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <thread>
+
+#include "tests/testing/server_process.h"
+#include "tests/testing/temp_dir.h"
+
+namespace leasehold::testing {
+namespace {
+
+namespace json = boost::json;
+using std::chrono::milliseconds;
+
+struct CommandRun {
+  int code = -1;
+  std::string out;
+  json::value json() const { return json::parse(out); }
+};
+
+class CliTest : public ::testing::Test {
+ protected:
+  CliTest() : server_(dir_.File("data")) {}
+
+  // Runs `leasehold ARGS` against the server; stdout captured, stderr to
+  // a file shown on failure.
+  CommandRun Leasehold(const std::string& args) {
+    const std::string command =
+        "LEASEHOLD_URL=http://127.0.0.1:" + std::to_string(server_.port()) +
+        " " + LeaseholdBinary() + " " + args + " 2>>" + dir_.File("stderr");
+    return Shell(command);
+  }
+
+  static CommandRun Shell(const std::string& command) {
+    CommandRun r;
+    FILE* pipe = ::popen(command.c_str(), "r");
+    if (pipe == nullptr) return r;
+    char buf[4096];
+    std::size_t n = 0;
+    while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) r.out.append(buf, n);
+    const int status = ::pclose(pipe);
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return r;
+  }
+
+  std::string Stderr() {
+    std::ifstream in(dir_.File("stderr"));
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+
+  TempDir dir_;
+  ServerProcess server_;
+};
+
+TEST_F(CliTest, CheckoutSaveCheckinGetAndLs) {
+  auto put = Leasehold("put note-17 --ns docs --body 'First draft' --json");
+  ASSERT_EQ(put.code, 0) << Stderr();
+  EXPECT_EQ(put.json().at("version"), 1);
+  EXPECT_EQ(Leasehold("put note-17 --ns docs --body again").code, 1);
+
+  auto checkout =
+      Leasehold("checkout note-17 --ns docs --owner Asha --ttl 5m --json");
+  ASSERT_EQ(checkout.code, 0) << Stderr();
+  const std::string token(checkout.json().at("token").as_string());
+  auto refused = Leasehold("checkout note-17 --ns docs --owner Bram");
+  EXPECT_EQ(refused.code, 1);
+  EXPECT_NE(Stderr().find("note-17 is held by Asha, 4:5"), std::string::npos)
+      << Stderr();
+
+  EXPECT_EQ(Leasehold("save note-17 --ns docs --owner Bram --body x").code, 1);
+  auto saved = Leasehold("save note-17 --ns docs --token " + token +
+                         " --body 'Second draft' --if-version 1");
+  EXPECT_EQ(saved.code, 0) << Stderr();
+  EXPECT_NE(saved.out.find("version 2"), std::string::npos) << saved.out;
+  EXPECT_EQ(Leasehold("save note-17 --ns docs --owner Asha --body y "
+                      "--if-version 1")
+                .code,
+            1);
+
+  auto ls = Leasehold("ls --ns docs");
+  EXPECT_EQ(ls.code, 0);
+  EXPECT_NE(ls.out.find("KEY"), std::string::npos) << ls.out;
+  EXPECT_NE(ls.out.find("note-17  locked  Asha"), std::string::npos) << ls.out;
+  auto get = Leasehold("get note-17 --ns docs --json");
+  EXPECT_EQ(get.json().at("body"), "Second draft");
+  EXPECT_EQ(get.json().at("locked_by"), "Asha");
+
+  EXPECT_EQ(Leasehold("checkin note-17 --ns docs --owner Bram").code, 1);
+  EXPECT_EQ(Leasehold("checkin note-17 --ns docs --token " + token).code, 0);
+  EXPECT_EQ(Leasehold("ls --ns docs --state locked --json")
+                .json()
+                .at("records")
+                .as_array()
+                .size(),
+            0u);
+  EXPECT_EQ(Leasehold("get nothing --ns docs").code, 1);
+}
+
+TEST_F(CliTest, BreakAndPurge) {
+  ASSERT_EQ(Leasehold("checkout k --ns ops --owner Asha --ttl 1s").code, 0);
+  EXPECT_EQ(Leasehold("break k --ns ops --json").json().at("broken"), true);
+  ASSERT_EQ(Leasehold("checkout k --ns ops --owner Bram --ttl 1ms").code, 0);
+  std::this_thread::sleep_for(milliseconds(20));
+  auto purged = Leasehold("purge --ns ops --older-than 0 --json");
+  EXPECT_EQ(purged.code, 0);
+  EXPECT_EQ(purged.json().at("purged"), 1);
+}
+
+TEST_F(CliTest, LockRunsTheCommandWhileHoldingTheLock) {
+  // The command sees its fence and lock; its exit status is passed on.
+  auto run = Leasehold(
+      "lock invoice:481 --ns app -- sh -c 'echo $LEASEHOLD_LOCK "
+      "$LEASEHOLD_FENCE; exit 7'");
+  EXPECT_EQ(run.code, 7) << Stderr();
+  EXPECT_EQ(run.out.rfind("app/invoice:481 ", 0), 0u) << run.out;
+  EXPECT_GT(std::stoull(run.out.substr(16)), 0u) << run.out;
+
+  // While one command holds it, another is refused after its timeout.
+  const std::string started = dir_.File("started");
+  std::thread holder([&] {
+    Leasehold("lock invoice:481 --ns app -- sh -c 'touch " + started +
+              "; sleep 2'");
+  });
+  for (int i = 0; i < 200 && !std::ifstream(started); ++i) {
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  ASSERT_TRUE(std::ifstream(started).good()) << Stderr();
+  EXPECT_EQ(Leasehold("lock invoice:481 --ns app --timeout 100ms -- true").code,
+            1);
+  EXPECT_EQ(Leasehold("lock invoice:481 --ns app --timeout 0 "
+                      "--conflict-exit-code 75 -- true")
+                .code,
+            75);
+  // A shared request waits for the holder, then runs.
+  EXPECT_EQ(Leasehold("lock invoice:481 --ns app --mode Shared --timeout 10s "
+                      "-- true")
+                .code,
+            0);
+  holder.join();
+  EXPECT_EQ(Leasehold("lock invoice:481 --ns app -- no-such-command-xyz").code,
+            127);
+  // Nothing is left behind: no session, no lock.
+  EXPECT_EQ(
+      Leasehold("locks --ns app --json").json().at("locks").as_array().size(),
+      0u);
+}
+
+TEST_F(CliTest, ALockLostWhileTheCommandRunsStopsItAndExits4) {
+  const std::string session_file = dir_.File("session");
+  CommandRun run;
+  std::thread locked([&] {
+    run = Leasehold(
+        "lock job --ns app --ttl 600ms -- sh -c 'echo "
+        "$LEASEHOLD_SESSION > " +
+        session_file + "; exec sleep 30'");
+  });
+  std::string session;
+  for (int i = 0; i < 250 && session.empty(); ++i) {
+    std::this_thread::sleep_for(milliseconds(20));
+    std::ifstream(session_file) >> session;
+  }
+  ASSERT_FALSE(session.empty()) << Stderr();
+  HttpClient http(server_.port());  // the operator ends the session
+  EXPECT_EQ(http.Request("DELETE", "/v1/sessions/" + session).status, 204u);
+  const auto start = std::chrono::steady_clock::now();
+  locked.join();
+  EXPECT_EQ(run.code, 4) << Stderr();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20))
+      << "the command was not stopped";
+  EXPECT_NE(Stderr().find("lost the lock on job"), std::string::npos);
+}
+
+TEST_F(CliTest, LockWithoutCommandStaysWithTheSessionUntilUnlock) {
+  auto locked = Leasehold("lock job:1 --ns app --ttl 60s --json");
+  ASSERT_EQ(locked.code, 0) << Stderr();
+  const std::string session(locked.json().at("session").as_string());
+  auto locks = Leasehold("locks --ns app");
+  EXPECT_NE(locks.out.find("job:1"), std::string::npos) << locks.out;
+  EXPECT_NE(locks.out.find("Exclusive"), std::string::npos) << locks.out;
+  EXPECT_EQ(Leasehold("lock job:1 --ns app --timeout 0").code, 1);
+  auto sessions = Leasehold("sessions --json");
+  EXPECT_EQ(sessions.json().at("sessions").as_array().size(), 1u)
+      << "a refused lock must not leave its new session behind";
+  EXPECT_EQ(Leasehold("unlock job:1 --ns app --session " + session).code, 0);
+  EXPECT_EQ(Leasehold("unlock job:1 --ns app --session " + session).code, 1);
+  EXPECT_EQ(
+      Leasehold("lock job:1 --ns app --timeout 0 --session " + session).code,
+      0);
+}
+
+TEST_F(CliTest, WatchPrintsEventsAsTheyHappen) {
+  CommandRun watched;
+  std::thread watcher(
+      [&] { watched = Leasehold("watch --ns live --count 2 --json"); });
+  // Events before the subscription reaches the server are not seen, so
+  // keep making them until the watcher has its two.
+  for (int i = 0; i < 100 && watched.code == -1; ++i) {
+    Leasehold("checkout k" + std::to_string(i) + " --ns live --owner Asha");
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  watcher.join();
+  ASSERT_EQ(watched.code, 0) << Stderr();
+  std::size_t lines = 0;
+  for (std::size_t at = 0;
+       (at = watched.out.find('\n', at)) != std::string::npos; ++at) {
+    ++lines;
+  }
+  EXPECT_EQ(lines, 2u) << watched.out;
+  EXPECT_NE(watched.out.find("\"type\":\"checkout.granted\""),
+            std::string::npos)
+      << watched.out;
+}
+
+TEST_F(CliTest, ExitCodesTellScriptsWhatHappened) {
+  EXPECT_EQ(Leasehold("checkout").code, 2);               // missing key
+  EXPECT_EQ(Leasehold("lock x --timeout soon").code, 2);  // bad duration
+  EXPECT_EQ(Leasehold("save k --body x").code, 2);        // no proof
+  // Unreachable: a port nobody listens on.
+  EXPECT_EQ(
+      Shell(LeaseholdBinary() + " ls --url http://127.0.0.1:1 2>/dev/null")
+          .code,
+      3);
+  auto bad =
+      Leasehold("put " + std::string(256, 'k') + " --ns docs --body x --json");
+  EXPECT_EQ(bad.code, 3);
+  auto help = Shell(LeaseholdBinary() + " --help");
+  EXPECT_EQ(help.code, 0);
+  EXPECT_NE(help.out.find("Exit codes"), std::string::npos) << help.out;
+}
+
+}  // namespace
+}  // namespace leasehold::testing
