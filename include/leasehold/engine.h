@@ -11,7 +11,8 @@
 //  - A lock request that cannot be granted at once is parked as data with its
 //    deadline; it never blocks the caller. Its final result arrives later in
 //    TakeFinishedWaits(), after whichever command or AdvanceTo() decided it.
-//  - A failed command changes nothing.
+//  - A failed command changes nothing. One exception: a Commit refused with
+//    kTransactionAborted has rolled the transaction back (see Commit).
 //  - Every state change is reported to the EventSink, if one is set.
 #ifndef LEASEHOLD_ENGINE_H_
 #define LEASEHOLD_ENGINE_H_
@@ -56,6 +57,16 @@ struct SessionOptions {
 struct TransactionInfo {
   TransactionId id = 0;
   Time started_at;
+  // Record writes staged so far, and their size as counted for the limits
+  // (EngineOptions::max_staged_*). Filled in by GetSession/ListSessions.
+  std::size_t staged_writes = 0;
+  std::size_t staged_bytes = 0;
+};
+
+// What a successful commit applied, in the order the writes were staged.
+struct CommitOutcome {
+  TransactionId transaction = 0;
+  std::vector<AppliedWrite> applied;
 };
 
 struct SessionInfo {
@@ -237,6 +248,10 @@ struct EngineOptions {
   SessionId session_id_base = 0;
   // Record bodies longer than this are refused with kBodyTooLarge.
   std::size_t max_body_bytes = 1 << 20;
+  // Per transaction: at most this many staged writes, holding at most this
+  // many bytes (bodies, names and proofs). Beyond: kTransactionTooLarge.
+  std::size_t max_staged_writes = 10'000;
+  std::size_t max_staged_bytes = 32 << 20;
   // Not owned; may be null. Must outlive the engine.
   EventSink* events = nullptr;
 };
@@ -268,6 +283,17 @@ class Engine {
   // parked request ends first with -2 if it is Transaction-owned, or if it
   // converts a lock the transaction holds (its target would be stale).
   // kNoTransaction if none is open.
+  //
+  // Commit applies the staged writes (see "Staged record writes") in the
+  // order they were staged, then releases the locks, all in one command:
+  // one journal batch, so one atomic store append. It first checks every
+  // staged write against the state the earlier ones leave; if any can no
+  // longer be applied it applies none, rolls the transaction back (staged
+  // writes discarded, Transaction-owned locks released, event
+  // transaction.rolled_back) and fails with kTransactionAborted, whose
+  // message names the write and why. Rollback discards the staged writes.
+  Result<CommitOutcome> CommitTransaction(Time now, SessionId session);
+  // CommitTransaction without the list of applied writes.
   Status Commit(Time now, SessionId session);
   Status Rollback(Time now, SessionId session);
 
@@ -332,6 +358,34 @@ class Engine {
   // The administrator's forced release. Returns whether a lease was there.
   // kNotFound when the key is unknown.
   Result<bool> BreakCheckout(Time now, RecordKey key);
+
+  // --- Staged record writes (in a transaction) ----------------------------
+  // The transactional forms of InsertRecord, Save and DeleteRecord. They
+  // change nothing that anyone can see: the write is kept with the
+  // session's open transaction and applied by Commit (events such as
+  // record.saved come then), or discarded by Rollback, EndSession and
+  // session expiry. GetRecord and ListRecords never show staged writes, not
+  // even to the staging session.
+  //
+  // A write is validated when staged, against the committed state, as far as
+  // it can be: names, body size, the limits; an insert needs a key without a
+  // record (kExists); a save or delete needs a record (kNotFound) and the
+  // caller's unexpired lease (else not staged, with the refusal reason).
+  // Commit checks again, against the state the transaction's earlier writes
+  // leave: an insert still needs a key without a record; a save or delete
+  // needs the record and the very lease it was staged under (same fence:
+  // renewed is fine; expired, broken, checked in or taken again is not),
+  // and a save's if_version must equal the version at that point.
+  //
+  // Errors (nothing staged): kSessionNotFound, kNoTransaction,
+  // kTransactionTooLarge, name errors, kBodyTooLarge, kExists, kNotFound.
+  Result<StageOutcome> StageInsert(Time now, SessionId session, RecordKey key,
+                                   std::string_view body);
+  Result<StageOutcome> StageSave(Time now, SessionId session, RecordKey key,
+                                 LeaseProof proof, std::string_view body,
+                                 std::optional<std::uint64_t> if_version);
+  Result<StageOutcome> StageDelete(Time now, SessionId session, RecordKey key,
+                                   LeaseProof proof);
 
   // --- Durability -----------------------------------------------------------
   // Loads what a Store holds. Only on a new engine, before any command;

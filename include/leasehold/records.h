@@ -95,6 +95,28 @@ struct WriteOutcome {
   std::uint64_t version = 0;  // after a save
 };
 
+// Writes that a transaction stages and applies at commit (API.md: "In a
+// transaction ... save, PUT and DELETE are staged and applied at commit").
+enum class StagedWriteKind : std::uint8_t { kInsert, kSave, kDelete };
+// "insert", "save", "delete".
+std::string_view StagedWriteKindName(StagedWriteKind kind);
+
+// What staging decided. Refusals (not staged) carry a reason, like
+// WriteOutcome; errors come as a Status instead.
+struct StageOutcome {
+  bool staged = false;
+  RefusalReason reason = RefusalReason::kNone;  // when not staged
+  std::size_t staged_writes = 0;  // the transaction's count, this one included
+};
+
+// One staged write as commit applied it.
+struct AppliedWrite {
+  StagedWriteKind kind = StagedWriteKind::kInsert;
+  std::string ns;
+  std::string key;
+  std::uint64_t version = 0;  // after an insert or save; 0 after a delete
+};
+
 struct NamespaceOptions {
   bool require_token = false;
 };

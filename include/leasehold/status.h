@@ -34,6 +34,11 @@ enum class StatusCode {
   kForbidden,
   kUnavailable,
   kWaitPending,  // the session already has a lock request waiting
+  // A staged write would pass the transaction's limits (count or bytes).
+  kTransactionTooLarge,
+  // Commit found a staged write that can no longer be applied; the
+  // transaction was rolled back and none of its writes were applied.
+  kTransactionAborted,
   kInternal,
 };
 

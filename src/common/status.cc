@@ -42,6 +42,10 @@ std::string_view StatusCodeName(StatusCode code) {
       return "unavailable";
     case StatusCode::kWaitPending:
       return "wait_pending";
+    case StatusCode::kTransactionTooLarge:
+      return "transaction_too_large";
+    case StatusCode::kTransactionAborted:
+      return "transaction_aborted";
     case StatusCode::kInternal:
       return "internal";
   }

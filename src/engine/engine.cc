@@ -6,6 +6,7 @@
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
+#include <variant>
 
 #include "engine/deadlock_detector.h"
 #include "engine/fence_source.h"
@@ -26,6 +27,8 @@ using engine::OwnerIndex;
 using engine::Resource;
 using engine::Session;
 using engine::SessionTable;
+using engine::StagedRecordWrite;
+using engine::StagedWrite;
 using engine::Waiter;
 
 namespace {
@@ -63,7 +66,8 @@ class Engine::Impl {
       : events_(options.events),
         fences_(options.fence_floor, &journal_),
         records_(options.max_body_bytes, &fences_, &journal_, options.events),
-        sessions_(options.session_id_base) {}
+        sessions_(options.session_id_base),
+        staging_limits_{options.max_staged_writes, options.max_staged_bytes} {}
 
   ~Impl() {
     // Drop parked requests and grants before the sessions they point to.
@@ -172,13 +176,68 @@ class Engine::Impl {
     return *s->transaction;
   }
 
-  Status EndTransaction(Time now, SessionId id, EventType how) {
+  Result<CommitOutcome> Commit(Time now, SessionId id) {
+    now = AdvanceTo(now);
+    Session* s = sessions_.Find(id);
+    if (s == nullptr) return std::unexpected(SessionNotFound(id));
+    if (!s->transaction) return std::unexpected(NoTransaction(s));
+    if (Status st = CheckStaged(s, now); !st.ok()) {
+      FinishTransaction(s, now, EventType::kTransactionRolledBack);
+      return std::unexpected(st);
+    }
+    CommitOutcome out;
+    out.transaction = s->transaction->id;
+    out.applied.reserve(s->staged.size());
+    for (const StagedWrite& w : s->staged.writes()) {
+      out.applied.push_back(std::visit(
+          [&](const StagedRecordWrite& r) {
+            return records_.ApplyStaged(now, r);
+          },
+          w));
+    }
+    FinishTransaction(s, now, EventType::kTransactionCommitted);
+    return out;
+  }
+
+  Status Rollback(Time now, SessionId id) {
     now = AdvanceTo(now);
     Session* s = sessions_.Find(id);
     if (s == nullptr) return SessionNotFound(id);
     if (!s->transaction) return NoTransaction(s);
-    FinishTransaction(s, now, how);
+    FinishTransaction(s, now, EventType::kTransactionRolledBack);
     return Status::Ok();
+  }
+
+  // --- Staged writes --------------------------------------------------------
+
+  Result<StageOutcome> Stage(Time now, SessionId id, StagedRecordWrite w) {
+    now = AdvanceTo(now);
+    Session* s = sessions_.Find(id);
+    if (s == nullptr) return std::unexpected(SessionNotFound(id));
+    if (!s->transaction) {
+      return Error(StatusCode::kNoTransaction,
+                   "session " + std::to_string(id) +
+                       " has no open transaction to stage the " +
+                       std::string(StagedWriteKindName(w.kind)) +
+                       " in; begin one, or leave out \"session\" to write "
+                       "at once");
+    }
+    auto checked = records_.CheckStage(now, w);
+    if (!checked) return std::unexpected(checked.error());
+    StageOutcome out;
+    out.staged_writes = s->staged.size();
+    if (*checked != RefusalReason::kNone) {
+      out.reason = *checked;
+      return out;
+    }
+    const std::size_t bytes = w.bytes();
+    if (Status st = s->staged.Admit(staging_limits_, bytes); !st.ok()) {
+      return std::unexpected(st);
+    }
+    s->staged.Add(std::move(w), bytes);
+    out.staged = true;
+    out.staged_writes = s->staged.size();
+    return out;
   }
 
   // --- Application locks ----------------------------------------------------
@@ -673,6 +732,28 @@ class Engine::Impl {
     }
   }
 
+  // Commit's first pass: whether every staged write can still be applied,
+  // each after the ones before it. Changes nothing.
+  Status CheckStaged(const Session* s, Time now) {
+    engine::RecordTable::CommitCheck records(records_);
+    const auto& writes = s->staged.writes();
+    for (std::size_t i = 0; i < writes.size(); ++i) {
+      std::optional<std::string> why = std::visit(
+          [&](const StagedRecordWrite& w) { return records.Check(now, w); },
+          writes[i]);
+      if (!why) continue;
+      const std::string what = std::visit(
+          [](const StagedRecordWrite& w) { return w.Describe(); }, writes[i]);
+      return Status(StatusCode::kTransactionAborted,
+                    "commit refused: staged write " + std::to_string(i + 1) +
+                        " of " + std::to_string(writes.size()) + " (" + what +
+                        ") cannot be applied: " + *why +
+                        "; the transaction was rolled back and none of its "
+                        "writes were applied");
+    }
+    return Status::Ok();
+  }
+
   void FinishTransaction(Session* s, Time now, EventType how) {
     // A parked request that the transaction's end would leave meaningless
     // (Transaction-owned, or converting a lock the transaction holds) ends.
@@ -683,6 +764,7 @@ class Engine::Impl {
         AbortWait(w, AcquireResult::kCancelled, now, nullptr);
       }
     }
+    s->staged.Clear();
     ReleaseAll(s, LockOwner::kTransaction, now);
     Event e = SessionEvent(how, now, s);
     e.transaction = s->transaction->id;
@@ -714,6 +796,10 @@ class Engine::Impl {
     info.caller = s->caller;
     info.locks = s->total_grants();
     info.transaction = s->transaction;
+    if (info.transaction) {
+      info.transaction->staged_writes = s->staged.size();
+      info.transaction->staged_bytes = s->staged.bytes();
+    }
     if (s->waiting != nullptr) info.waiting = s->waiting->id;
     return info;
   }
@@ -779,6 +865,7 @@ class Engine::Impl {
   WaitId last_wait_id_ = 0;
   WaitId inline_wait_ = 0;
   std::optional<FinishedWait> inline_result_;
+  engine::StagingLimits staging_limits_;
   std::size_t open_transactions_ = 0;
   std::uint64_t deadlocks_ = 0;
   std::uint64_t timeouts_ = 0;
@@ -809,11 +896,15 @@ std::vector<SessionInfo> Engine::ListSessions(Time now) {
 Result<TransactionInfo> Engine::BeginTransaction(Time now, SessionId s) {
   return impl_->BeginTransaction(now, s);
 }
+Result<CommitOutcome> Engine::CommitTransaction(Time now, SessionId s) {
+  return impl_->Commit(now, s);
+}
 Status Engine::Commit(Time now, SessionId s) {
-  return impl_->EndTransaction(now, s, EventType::kTransactionCommitted);
+  auto r = impl_->Commit(now, s);
+  return r ? Status::Ok() : r.error();
 }
 Status Engine::Rollback(Time now, SessionId s) {
-  return impl_->EndTransaction(now, s, EventType::kTransactionRolledBack);
+  return impl_->Rollback(now, s);
 }
 Result<AcquireOutcome> Engine::Acquire(Time now, const AcquireRequest& r) {
   return impl_->Acquire(now, r);
@@ -888,6 +979,38 @@ Result<std::size_t> Engine::PurgeExpired(Time now, std::string_view ns,
 }
 Result<bool> Engine::BreakCheckout(Time now, RecordKey key) {
   return impl_->records().Break(impl_->AdvanceTo(now), key);
+}
+Result<StageOutcome> Engine::StageInsert(Time now, SessionId s, RecordKey key,
+                                         std::string_view body) {
+  StagedRecordWrite w;
+  w.kind = StagedWriteKind::kInsert;
+  w.ns = key.ns;
+  w.key = key.key;
+  w.body = body;
+  return impl_->Stage(now, s, std::move(w));
+}
+Result<StageOutcome> Engine::StageSave(
+    Time now, SessionId s, RecordKey key, LeaseProof proof,
+    std::string_view body, std::optional<std::uint64_t> if_version) {
+  StagedRecordWrite w;
+  w.kind = StagedWriteKind::kSave;
+  w.ns = key.ns;
+  w.key = key.key;
+  w.body = body;
+  w.owner = proof.owner;
+  w.token = proof.token;
+  w.if_version = if_version;
+  return impl_->Stage(now, s, std::move(w));
+}
+Result<StageOutcome> Engine::StageDelete(Time now, SessionId s, RecordKey key,
+                                         LeaseProof proof) {
+  StagedRecordWrite w;
+  w.kind = StagedWriteKind::kDelete;
+  w.ns = key.ns;
+  w.key = key.key;
+  w.owner = proof.owner;
+  w.token = proof.token;
+  return impl_->Stage(now, s, std::move(w));
 }
 Status Engine::RestoreKey(Time now, KeyRow&& row) {
   return impl_->RestoreKey(now, std::move(row));

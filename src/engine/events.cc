@@ -66,4 +66,16 @@ std::string_view RefusalReasonName(RefusalReason reason) {
   return "none";
 }
 
+std::string_view StagedWriteKindName(StagedWriteKind kind) {
+  switch (kind) {
+    case StagedWriteKind::kInsert:
+      return "insert";
+    case StagedWriteKind::kSave:
+      return "save";
+    case StagedWriteKind::kDelete:
+      return "delete";
+  }
+  return "insert";
+}
+
 }  // namespace leasehold

@@ -1,5 +1,7 @@
 #include "engine/record_table.h"
 
+#include <cassert>
+
 namespace leasehold::engine {
 namespace {
 
@@ -285,6 +287,125 @@ Result<bool> RecordTable::Break(Time now, RecordKey key) {
   if (!f.it->second.expires) return false;
   ClearLease(*f.ns, *f.ns_name, f.it, now);
   return true;
+}
+
+Result<RefusalReason> RecordTable::CheckStage(Time now, StagedRecordWrite& w) {
+  const RecordKey key{w.ns, w.key};
+  if (w.kind == StagedWriteKind::kInsert) {
+    if (Status st = ValidateKey(key); !st.ok()) return std::unexpected(st);
+    if (Status st = ValidateBody(w.body); !st.ok()) return std::unexpected(st);
+    Found f = Find(key);
+    if (f.ns != nullptr && f.it != f.ns->keys.end() &&
+        f.it->second.has_record) {
+      return Error(StatusCode::kExists,
+                   "key \"" + w.key + "\" already has a record");
+    }
+    return RefusalReason::kNone;
+  }
+  if (w.kind == StagedWriteKind::kSave) {
+    if (Status st = ValidateBody(w.body); !st.ok()) return std::unexpected(st);
+  }
+  RefusalReason refusal = RefusalReason::kNone;
+  auto held = FindHeld(now, key, w.proof(), /*need_record=*/true, refusal);
+  if (!held) return std::unexpected(held.error());
+  if (refusal == RefusalReason::kNone) w.fence = held->it->second.fence;
+  return refusal;
+}
+
+std::optional<std::string> RecordTable::CheckStagedLease(
+    Time now, const Namespace& ns, const KeyState* k,
+    const StagedRecordWrite& w) {
+  if (k == nullptr || !k->expires) {
+    return "lease_lost: the lease it was staged under was checked in, "
+           "broken or purged";
+  }
+  switch (CheckHolder(ns, *k, w.proof(), now)) {
+    case RefusalReason::kNone:
+      break;
+    case RefusalReason::kExpired:
+      return std::string("expired: the lease it was staged under has expired");
+    case RefusalReason::kTokenRequired:
+      return std::string(
+          "token_required: the namespace now refuses name-only proof");
+    case RefusalReason::kNotOwner:
+    case RefusalReason::kVersionMismatch:
+      return "not_owner: \"" + k->locked_by + "\" holds the key's lease now";
+  }
+  if (k->fence != w.fence) {
+    return "lease_lost: the key was checked out again (fence " +
+           std::to_string(k->fence) + ") after the write was staged under " +
+           "fence " + std::to_string(w.fence);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> RecordTable::CommitCheck::Check(
+    Time now, const StagedRecordWrite& w) {
+  const Found f = table_.Find({w.ns, w.key});
+  const KeyState* k =
+      f.ns != nullptr && f.it != f.ns->keys.end() ? &f.it->second : nullptr;
+  auto [at, first] = changed_.try_emplace({w.ns, w.key});
+  Projected& p = at->second;
+  if (first && k != nullptr) {
+    p.has_record = k->has_record;
+    p.version = k->version;
+    p.lease = k->expires.has_value();
+  }
+  if (w.kind == StagedWriteKind::kInsert) {
+    if (p.has_record) {
+      return std::string(
+          "exists: the key has a record, inserted after the insert was "
+          "staged");
+    }
+    p.has_record = true;
+    p.version = 1;
+    return std::nullopt;
+  }
+  if (!p.has_record) {
+    return std::string("not_found: the key no longer has a record");
+  }
+  if (f.ns == nullptr || !p.lease) {
+    return std::string(
+        "lease_lost: an earlier write of this transaction deleted the key "
+        "and its lease");
+  }
+  if (auto why = CheckStagedLease(now, *f.ns, k, w)) return why;
+  if (w.kind == StagedWriteKind::kSave) {
+    if (w.if_version && *w.if_version != p.version) {
+      return "version_mismatch: if_version is " +
+             std::to_string(*w.if_version) + " but the version is " +
+             std::to_string(p.version);
+    }
+    ++p.version;
+    return std::nullopt;
+  }
+  p = Projected{};  // deleted: neither record nor lease
+  return std::nullopt;
+}
+
+AppliedWrite RecordTable::ApplyStaged(Time now, const StagedRecordWrite& w) {
+  AppliedWrite out{w.kind, w.ns, w.key, 0};
+  const RecordKey key{w.ns, w.key};
+  switch (w.kind) {
+    case StagedWriteKind::kInsert: {
+      auto r = Insert(now, key, w.body);
+      assert(r.has_value());  // CommitCheck passed it
+      out.version = r.value_or(0);
+      break;
+    }
+    case StagedWriteKind::kSave: {
+      auto r = Save(now, key, w.proof(), w.body, w.if_version);
+      assert(r.has_value() && r->done);
+      out.version = r ? r->version : 0;
+      break;
+    }
+    case StagedWriteKind::kDelete: {
+      [[maybe_unused]] auto r = Delete(now, key, w.proof());
+      assert(r.has_value() && r->done);
+      break;
+    }
+  }
+  return out;
 }
 
 Status RecordTable::RestoreKey(Time now, KeyRow&& row) {

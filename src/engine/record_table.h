@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "engine/fence_source.h"
+#include "engine/staged_writes.h"
 #include "leasehold/engine.h"
 
 namespace leasehold::engine {
@@ -39,6 +40,39 @@ class RecordTable {
                             std::chrono::milliseconds older_than);
   Result<bool> Break(Time now, RecordKey key);
 
+  // --- Staged writes (see engine.h, "Staged record writes") ---------------
+  // Validates `w` against the committed state as far as it can be before
+  // commit, changing nothing. Errors: names, kBodyTooLarge, kExists (insert
+  // of a key with a record), kNotFound (save or delete without a record).
+  // For a save or delete, returns the refusal when the proof holds no
+  // unexpired lease, else kNone and sets w.fence to the lease's fence.
+  Result<RefusalReason> CheckStage(Time now, StagedRecordWrite& w);
+
+  // The commit-time check of one transaction's record writes, in staging
+  // order, each against the state the earlier ones leave. Changes nothing;
+  // valid while the table does not change.
+  class CommitCheck {
+   public:
+    explicit CommitCheck(RecordTable& table) : table_(table) {}
+    // Empty when `w` can be applied after the writes checked before it;
+    // else why not, as "reason: explanation".
+    std::optional<std::string> Check(Time now, const StagedRecordWrite& w);
+
+   private:
+    // A key as the writes checked so far leave it.
+    struct Projected {
+      bool has_record = false;
+      std::uint64_t version = 0;
+      bool lease = false;  // false once a delete took it away
+    };
+    RecordTable& table_;
+    std::map<std::pair<std::string, std::string>, Projected> changed_;
+  };
+  // Applies a write that CommitCheck passed together with every write
+  // applied before it in this commit: journal entries and events as the
+  // direct command makes them.
+  AppliedWrite ApplyStaged(Time now, const StagedRecordWrite& w);
+
   // Loads one stored key. Keys arriving in (ns, key) order are appended
   // without searching.
   Status RestoreKey(Time now, KeyRow&& row);
@@ -61,6 +95,7 @@ class RecordTable {
     Fence fence = 0;
   };
   using KeyMap = std::map<std::string, KeyState, std::less<>>;
+
   struct Namespace {
     KeyMap keys;
     NamespaceOptions options;
@@ -83,6 +118,11 @@ class RecordTable {
   Status ValidateKey(RecordKey key) const;
   Status ValidateBody(std::string_view body) const;
   static Status ValidateProof(LeaseProof proof);
+  // Commit's check that the lease `w` was staged under still holds: `k` is
+  // the key (null when gone), `ns` its namespace.
+  static std::optional<std::string> CheckStagedLease(
+      Time now, const Namespace& ns, const KeyState* k,
+      const StagedRecordWrite& w);
   static RefusalReason CheckHolder(const Namespace& ns, const KeyState& k,
                                    LeaseProof proof, Time now);
 

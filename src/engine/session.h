@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "engine/staged_writes.h"
 #include "leasehold/engine.h"
 
 namespace leasehold::engine {
@@ -24,6 +25,8 @@ struct Session {
   int deadlock_priority = 0;
   std::string caller;
   std::optional<TransactionInfo> transaction;
+  // What the open transaction staged; empty without one.
+  StagedWrites staged;
 
   // Granted locks, one intrusive list per owner (index: LockOwner).
   std::array<Grant*, 2> grants{nullptr, nullptr};

@@ -99,8 +99,10 @@ unsigned HttpStatusFor(StatusCode code) {
     case StatusCode::kNotHeld:
     case StatusCode::kExists:
     case StatusCode::kWaitPending:
+    case StatusCode::kTransactionAborted:
       return 409;
     case StatusCode::kBodyTooLarge:
+    case StatusCode::kTransactionTooLarge:
       return 413;
     case StatusCode::kUnavailable:
       return 503;

@@ -60,11 +60,46 @@ ApiResponse WriteResponse(const Result<WriteOutcome>& r, const char* done_field,
                                    {"reason", RefusalReasonName(r->reason)}});
 }
 
+// The transaction a write is staged in: the body's "session", when present
+// and not null. Without it the write is applied at once.
+Result<std::optional<SessionId>> StagingSession(const Fields& f) {
+  auto raw = f.Raw("session");
+  if (!raw || raw->is_null()) return std::nullopt;
+  auto id = SessionField(f);
+  if (!id) return std::unexpected(id.error());
+  return std::optional<SessionId>(*id);
+}
+
+// A staged write: 202 {"staged":true,"staged_writes":n}, nothing applied
+// yet (so no version). A refusal answers as the direct write would.
+ApiResponse StagedResponse(const Result<StageOutcome>& r,
+                           const char* done_field) {
+  if (!r) return ErrorResponse(r.error());
+  if (r->staged) {
+    return JsonResponse(202, json::object{{"staged", true},
+                                          {"staged_writes", r->staged_writes}});
+  }
+  return JsonResponse(423,
+                      json::object{{done_field, false},
+                                   {"reason", RefusalReasonName(r->reason)},
+                                   {"staged", false}});
+}
+
 }  // namespace
 
 void InsertRecord(Call& c, const std::string& ns, const std::string& key) {
-  auto body = Fields(c.body).RequiredString("body");
+  const Fields f(c.body);
+  auto body = f.RequiredString("body");
   if (!body) return c.Fail(body.error());
+  auto session = StagingSession(f);
+  if (!session) return c.Fail(session.error());
+  if (*session) {
+    return c.Run<Result<StageOutcome>>(
+        [id = **session, ns, key, b = std::move(*body)](Engine& e, Time now) {
+          return e.StageInsert(now, id, {ns, key}, b);
+        },
+        [](Result<StageOutcome>& r) { return StagedResponse(r, "inserted"); });
+  }
   c.Run<Result<std::uint64_t>>(
       [ns, key, b = std::move(*body)](Engine& e, Time now) {
         return e.InsertRecord(now, {ns, key}, b);
@@ -175,6 +210,16 @@ void SaveRecord(Call& c, const std::string& ns, const std::string& key) {
   if (!if_version) return c.Fail(if_version.error());
   std::optional<std::uint64_t> expected;
   if (*if_version) expected = static_cast<std::uint64_t>(**if_version);
+  auto session = StagingSession(f);
+  if (!session) return c.Fail(session.error());
+  if (*session) {
+    return c.Run<Result<StageOutcome>>(
+        [id = **session, ns, key, p = *proof, b = std::move(*body), expected](
+            Engine& e, Time now) {
+          return e.StageSave(now, id, {ns, key}, p.view(), b, expected);
+        },
+        [](Result<StageOutcome>& r) { return StagedResponse(r, "saved"); });
+  }
   c.Run<Result<WriteOutcome>>(
       [ns, key, p = *proof, b = std::move(*body), expected](Engine& e,
                                                             Time now) {
@@ -196,8 +241,18 @@ void Checkin(Call& c, const std::string& ns, const std::string& key) {
 }
 
 void DeleteRecord(Call& c, const std::string& ns, const std::string& key) {
-  auto proof = ProofFrom(Fields(c.body));
+  const Fields f(c.body);
+  auto proof = ProofFrom(f);
   if (!proof) return c.Fail(proof.error());
+  auto session = StagingSession(f);
+  if (!session) return c.Fail(session.error());
+  if (*session) {
+    return c.Run<Result<StageOutcome>>(
+        [id = **session, ns, key, p = *proof](Engine& e, Time now) {
+          return e.StageDelete(now, id, {ns, key}, p.view());
+        },
+        [](Result<StageOutcome>& r) { return StagedResponse(r, "deleted"); });
+  }
   c.Run<Result<WriteOutcome>>(
       [ns, key, p = *proof](Engine& e, Time now) {
         return e.DeleteRecord(now, {ns, key}, p.view());

@@ -10,7 +10,8 @@ using std::chrono::milliseconds;
 json::value TransactionJson(const std::optional<TransactionInfo>& t) {
   if (!t) return nullptr;
   return json::object{{"transaction", t->id},
-                      {"started_at", TimeJson(t->started_at)}};
+                      {"started_at", TimeJson(t->started_at)},
+                      {"staged_writes", t->staged_writes}};
 }
 
 json::object SessionJson(const SessionInfo& s) {
@@ -108,16 +109,31 @@ void BeginTransaction(Call& c, SessionId id) {
 }
 
 void EndTransaction(Call& c, SessionId id, bool commit) {
-  c.Run<Status>(
-      [id, commit](Engine& e, Time now) {
-        return commit ? e.Commit(now, id) : e.Rollback(now, id);
-      },
-      [commit](Status& st) {
-        return st.ok() ? JsonResponse(200, json::object{{commit ? "committed"
-                                                                : "rolled_back",
-                                                         true}})
-                       : ErrorResponse(st);
-      });
+  if (commit) {
+    // Answered once the applied writes are durable (one store append).
+    return c.Run<Result<CommitOutcome>>(
+        [id](Engine& e, Time now) { return e.CommitTransaction(now, id); },
+        [](Result<CommitOutcome>& r) {
+          if (!r) return ErrorResponse(r.error());
+          json::array applied;
+          for (const AppliedWrite& w : r->applied) {
+            json::object o{{"op", StagedWriteKindName(w.kind)},
+                           {"ns", w.ns},
+                           {"key", w.key}};
+            if (w.kind != StagedWriteKind::kDelete) o["version"] = w.version;
+            applied.push_back(std::move(o));
+          }
+          return JsonResponse(200, json::object{{"committed", true},
+                                                {"transaction", r->transaction},
+                                                {"applied", applied}});
+        });
+  }
+  c.Run<Status>([id](Engine& e, Time now) { return e.Rollback(now, id); },
+                [](Status& st) {
+                  return st.ok() ? JsonResponse(
+                                       200, json::object{{"rolled_back", true}})
+                                 : ErrorResponse(st);
+                });
 }
 
 }  // namespace leasehold::server

@@ -1,0 +1,81 @@
+// StagedWrites: what an open transaction has staged, to be applied in order
+// at commit, in one engine command (so one journal batch and one atomic
+// store append), or dropped at rollback. Internal to the engine;
+// single-threaded. See docs/transactions.md.
+//
+// Each kind of staged write is one alternative of StagedWrite, owned by the
+// table that applies it (records: RecordTable). A kind is checked twice: when
+// staged, against the committed state; and at commit, against the state the
+// transaction's earlier writes leave, before anything is applied. Later kinds
+// (idempotent operation records, outbox messages) join the variant; the
+// engine's commit visits every alternative in both passes, so a new kind
+// that lacks a check or an apply does not compile.
+#ifndef LEASEHOLD_ENGINE_STAGED_WRITES_H_
+#define LEASEHOLD_ENGINE_STAGED_WRITES_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "leasehold/records.h"
+#include "leasehold/status.h"
+#include "leasehold/types.h"
+
+namespace leasehold::engine {
+
+// A staged insert, save or delete of a record, owning its strings.
+struct StagedRecordWrite {
+  StagedWriteKind kind = StagedWriteKind::kInsert;
+  std::string ns;
+  std::string key;
+  std::string body;   // insert, save
+  std::string owner;  // save, delete: the proof of the lease
+  std::string token;
+  std::optional<std::uint64_t> if_version;  // save
+  Fence fence = 0;  // save, delete: the fence of the lease when staged
+
+  LeaseProof proof() const { return {owner, token}; }
+  // The bytes it holds, as counted against the staging limit.
+  std::size_t bytes() const {
+    return ns.size() + key.size() + body.size() + owner.size() + token.size();
+  }
+  // E.g. `save of "kept" in "tx"`, for messages.
+  std::string Describe() const;
+};
+
+using StagedWrite = std::variant<StagedRecordWrite>;
+
+struct StagingLimits {
+  std::size_t max_writes = 0;
+  std::size_t max_bytes = 0;
+};
+
+class StagedWrites {
+ public:
+  // OK when one more write of `bytes` fits the limits, else
+  // kTransactionTooLarge (the transaction stays as it is).
+  Status Admit(const StagingLimits& limits, std::size_t bytes) const;
+  void Add(StagedWrite write, std::size_t bytes) {
+    writes_.push_back(std::move(write));
+    bytes_ += bytes;
+  }
+  void Clear() {
+    writes_.clear();
+    bytes_ = 0;
+  }
+
+  const std::vector<StagedWrite>& writes() const { return writes_; }
+  std::size_t size() const { return writes_.size(); }
+  std::size_t bytes() const { return bytes_; }
+  bool empty() const { return writes_.empty(); }
+
+ private:
+  std::vector<StagedWrite> writes_;
+  std::size_t bytes_ = 0;
+};
+
+}  // namespace leasehold::engine
+
+#endif  // LEASEHOLD_ENGINE_STAGED_WRITES_H_
