@@ -1,5 +1,6 @@
 #include "cli/cli.h"
 
+#include "cli/bench_command.h"
 #include "cli/serve.h"
 
 #include <CLI/CLI.hpp>
@@ -37,6 +38,7 @@ int Main(int argc, char** argv) {
   serve->add_option("--port-file", serve_flags.port_file,
                     "write the bound port to this file once serving");
   serve->callback([&] { code = RunServe(serve_flags); });
+  AddBenchCommand(app, code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
