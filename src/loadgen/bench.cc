@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "loadgen/process_memory.h"
+#include "loadgen/process_stats.h"
 #include "loadgen/scenarios.h"
 
 namespace leasehold::loadgen {
@@ -64,13 +64,14 @@ bool BenchReport::ok() const {
   return true;
 }
 
-BenchReport RunBench(const BenchOptions& options, bool keep_idle) {
+BenchReport RunBench(const BenchOptions& given, bool keep_idle) {
+  BenchOptions options = given;
+  if (options.server_pid == 0 && IsLoopback(options.server.host)) {
+    options.server_pid = FindListeningProcess(options.server.port);
+  }
   BenchReport report;
   report.options = options;
   report.server_pid = options.server_pid;
-  if (report.server_pid == 0 && IsLoopback(options.server.host)) {
-    report.server_pid = FindListeningProcess(options.server.port);
-  }
   switch (options.scenario) {
     case Scenario::kApplock:
       report.phases.push_back(Timed(options, "applock", ApplockLoop));

@@ -2,10 +2,13 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <exception>
 #include <memory>
 #include <thread>
+
+#include "loadgen/process_stats.h"
 
 namespace leasehold::loadgen {
 
@@ -29,6 +32,43 @@ const char* MethodName(Method m) {
   }
   return "?";
 }
+
+// CPU time of the server and of this process between two instants.
+class CpuWindow {
+ public:
+  CpuWindow(asio::io_context& io, int server_pid)
+      : timer_(io), pid_(server_pid) {}
+
+  void Start(SteadyClock::time_point start, SteadyClock::time_point end) {
+    timer_.expires_at(start);
+    timer_.async_wait([this, end](boost::system::error_code ec) {
+      if (ec) return;
+      server_start_ = pid_ > 0 ? CpuTime(pid_) : std::nullopt;
+      client_start_ = CpuTime(0);
+      timer_.expires_at(end);
+      timer_.async_wait([this](boost::system::error_code ec2) {
+        if (ec2) return;
+        server_ =
+            Difference(server_start_, pid_ > 0 ? CpuTime(pid_) : std::nullopt);
+        client_ = Difference(client_start_, CpuTime(0));
+      });
+    });
+  }
+
+  std::optional<std::chrono::nanoseconds> server() const { return server_; }
+  std::optional<std::chrono::nanoseconds> client() const { return client_; }
+
+ private:
+  using Cpu = std::optional<std::chrono::nanoseconds>;
+  static Cpu Difference(Cpu a, Cpu b) {
+    if (!a || !b) return std::nullopt;
+    return *b - *a;
+  }
+
+  asio::steady_timer timer_;
+  const int pid_;
+  Cpu server_start_, client_start_, server_, client_;
+};
 
 }  // namespace
 
@@ -103,6 +143,8 @@ PhaseResult RunPhase(const BenchOptions& options, std::string name,
   const auto window_start = duration ? begin + options.warmup : begin;
   const auto window_end =
       duration ? window_start + *duration : SteadyClock::time_point::max();
+  CpuWindow cpu(io, options.server_pid);
+  if (duration) cpu.Start(window_start, window_end);
   std::vector<std::unique_ptr<HttpConnection>> links;
   std::vector<std::unique_ptr<Worker>> workers;
   for (int i = 0; i < connections; ++i) {
@@ -149,6 +191,8 @@ PhaseResult RunPhase(const BenchOptions& options, std::string name,
     }
     r.pairs_per_connection.push_back(t.pairs.count());
   }
+  r.server_cpu = cpu.server();
+  r.client_cpu = cpu.client();
   return r;
 }
 

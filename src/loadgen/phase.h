@@ -91,6 +91,10 @@ struct PhaseResult {
   std::uint64_t refused = 0;
   std::vector<std::string> error_samples;
   std::vector<std::uint64_t> pairs_per_connection;
+  // CPU time used inside the window (timed phases), by the server (when its
+  // pid is known) and by this load generator.
+  std::optional<std::chrono::nanoseconds> server_cpu;
+  std::optional<std::chrono::nanoseconds> client_cpu;
 
   double pairs_per_second() const;
   double requests_per_second() const;
@@ -100,7 +104,8 @@ using WorkerBody = std::function<boost::asio::awaitable<void>(Worker&)>;
 
 // Runs `body` on `connections` workers. With `duration`, a timed phase
 // (warmup, then the window); without, every request is measured and the
-// phase lasts until every worker returns.
+// phase lasts until every worker returns. `options.server_pid` (if not 0)
+// is the process whose CPU time is read at the window's edges.
 PhaseResult RunPhase(const BenchOptions& options, std::string name,
                      int connections,
                      std::optional<std::chrono::milliseconds> duration,

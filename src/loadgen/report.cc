@@ -52,6 +52,21 @@ json::object PhaseJson(const PhaseResult& p, bool fairness) {
       {"error_samples", samples},
       {"latency_us", json::object{{"request", LatencyJson(p.requests)},
                                   {"pair", LatencyJson(p.pairs)}}}};
+  // CPU per request (µs): what each side spent for one request's worth.
+  auto per_request = [&p](const std::optional<std::chrono::nanoseconds>& cpu) {
+    if (!cpu || p.requests.count() == 0) return json::value(nullptr);
+    return json::value(Whole(static_cast<double>(cpu->count()) / 1e3 /
+                             static_cast<double>(p.requests.count())));
+  };
+  auto cores = [&p](const std::optional<std::chrono::nanoseconds>& cpu) {
+    if (!cpu || p.seconds <= 0) return json::value(nullptr);
+    return json::value(
+        Whole(static_cast<double>(cpu->count()) / 1e6 / p.seconds));
+  };
+  o["cpu"] = json::object{{"server_us_per_request", per_request(p.server_cpu)},
+                          {"client_us_per_request", per_request(p.client_cpu)},
+                          {"server_millicores", cores(p.server_cpu)},
+                          {"client_millicores", cores(p.client_cpu)}};
   if (fairness) {
     const Fairness f = FairnessOf(p);
     o["fairness"] = json::object{{"min", f.min},
@@ -134,6 +149,19 @@ std::string FormatTable(const BenchReport& r) {
         p.connections, p.seconds, Count(p.pairs_per_second()),
         Count(p.requests_per_second()), LatencyCells(p.requests),
         LatencyCells(p.pairs), p.refused, p.errors);
+  }
+  for (const PhaseResult& p : r.phases) {
+    if (!p.timed || p.requests.count() == 0) continue;
+    const auto per_request = [&p](const auto& cpu) {
+      return cpu ? fmt::format(
+                       "{:.1f} µs/request ({:.2f} cores)",
+                       static_cast<double>(cpu->count()) / 1e3 /
+                           static_cast<double>(p.requests.count()),
+                       static_cast<double>(cpu->count()) / 1e9 / p.seconds)
+                 : std::string("unknown");
+    };
+    out += fmt::format("cpu ({}): server {}, load generator {}\n", p.name,
+                       per_request(p.server_cpu), per_request(p.client_cpu));
   }
   if (o.scenario == Scenario::kHot && !r.phases.empty()) {
     const Fairness f = FairnessOf(r.phases.front());

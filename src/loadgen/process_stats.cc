@@ -1,4 +1,6 @@
-#include "loadgen/process_memory.h"
+#include "loadgen/process_stats.h"
+
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -20,6 +22,25 @@ std::optional<std::uint64_t> ResidentBytes(int pid) {
     if (fields >> kib) return kib * 1024;
   }
   return std::nullopt;
+}
+
+std::optional<std::chrono::nanoseconds> CpuTime(int pid) {
+  std::ifstream in(pid == 0 ? std::string("/proc/self/stat")
+                            : "/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  if (!std::getline(in, stat)) return std::nullopt;
+  // Field 2 (comm) may hold spaces; fields 14 and 15 (utime, stime) follow
+  // its closing parenthesis as the 12th and 13th.
+  const std::size_t paren = stat.rfind(')');
+  if (paren == std::string::npos) return std::nullopt;
+  std::istringstream fields(stat.substr(paren + 1));
+  std::string skip;
+  for (int i = 0; i < 11; ++i) fields >> skip;
+  long long user = 0, system = 0;
+  if (!(fields >> user >> system)) return std::nullopt;
+  const long ticks = sysconf(_SC_CLK_TCK);
+  if (ticks <= 0) return std::nullopt;
+  return std::chrono::nanoseconds((user + system) * 1'000'000'000LL / ticks);
 }
 
 namespace {

@@ -1,7 +1,8 @@
 // Facts about a server process on this machine, read from /proc (Linux).
-#ifndef LEASEHOLD_LOADGEN_PROCESS_MEMORY_H_
-#define LEASEHOLD_LOADGEN_PROCESS_MEMORY_H_
+#ifndef LEASEHOLD_LOADGEN_PROCESS_STATS_H_
+#define LEASEHOLD_LOADGEN_PROCESS_STATS_H_
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 
@@ -11,10 +12,14 @@ namespace leasehold::loadgen {
 // it cannot be read (no such process, not Linux).
 std::optional<std::uint64_t> ResidentBytes(int pid);
 
+// CPU time (user + system, all threads) used so far by process `pid`
+// (0: this process), to 10 ms; nullopt when it cannot be read.
+std::optional<std::chrono::nanoseconds> CpuTime(int pid);
+
 // The process that listens on TCP `port` (IPv4 or IPv6), or 0 when none is
 // found among the processes this user may inspect.
 int FindListeningProcess(std::uint16_t port);
 
 }  // namespace leasehold::loadgen
 
-#endif  // LEASEHOLD_LOADGEN_PROCESS_MEMORY_H_
+#endif  // LEASEHOLD_LOADGEN_PROCESS_STATS_H_
