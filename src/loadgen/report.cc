@@ -135,17 +135,17 @@ std::string FormatTable(const BenchReport& r) {
       static_cast<double>(o.warmup.count()) / 1e3,
       static_cast<double>(o.duration.count()) / 1e3);
   out += fmt::format(
-      "{:<28} {:>5} {:>6} {:>9} {:>9} | {:>26} | {:>26} | {:>7} {:>6}\n", "",
+      "{:<34} {:>5} {:>6} {:>9} {:>9} | {:>26} | {:>26} | {:>7} {:>6}\n", "",
       "", "", "", "", "latency per request, ms", "latency per pair, ms", "",
       "");
   out += fmt::format(
-      "{:<28} {:>5} {:>6} {:>9} {:>9} | {:>8} {:>8} {:>8} | {:>8} {:>8} {:>8} "
+      "{:<34} {:>5} {:>6} {:>9} {:>9} | {:>8} {:>8} {:>8} | {:>8} {:>8} {:>8} "
       "| {:>7} {:>6}\n",
       "phase", "conns", "secs", "pairs/s", "req/s", "p50", "p99", "p99.9",
       "p50", "p99", "p99.9", "refused", "errors");
   for (const PhaseResult& p : r.phases) {
     out += fmt::format(
-        "{:<28} {:>5} {:>6.1f} {:>9} {:>9} | {} | {} | {:>7} {:>6}\n", p.name,
+        "{:<34} {:>5} {:>6.1f} {:>9} {:>9} | {} | {} | {:>7} {:>6}\n", p.name,
         p.connections, p.seconds, Count(p.pairs_per_second()),
         Count(p.requests_per_second()), LatencyCells(p.requests),
         LatencyCells(p.pairs), p.refused, p.errors);
