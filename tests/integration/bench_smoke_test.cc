@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdio>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -126,6 +127,15 @@ TEST_F(BenchSmokeTest, IdleHoldsLocksThenEndsItsSessions) {
   EXPECT_TRUE(sessions.json.at("sessions").as_array().empty()) << sessions.body;
   const HttpAnswer locks = client.Request("GET", "/v1/applocks/bench");
   EXPECT_TRUE(locks.json.at("locks").as_array().empty()) << locks.body;
+}
+
+TEST(BenchSmoke, ServerWithOneIoThread) {
+  TempDir dir;
+  const std::string config = dir.File("config.json");
+  std::ofstream(config) << R"({"io_threads": 1})";
+  ServerProcess server(dir.File("data"), config);
+  ExpectHealthy(RunBench(
+      Short("applock", "http://127.0.0.1:" + std::to_string(server.port()))));
 }
 
 TEST(BenchSmoke, SpawnsItsOwnServer) {
