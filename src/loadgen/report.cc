@@ -166,9 +166,9 @@ std::string FormatTable(const BenchReport& r) {
   if (o.scenario == Scenario::kHot && !r.phases.empty()) {
     const Fairness f = FairnessOf(r.phases.front());
     out += fmt::format(
-        "fairness: grants per connection min {} / max {} (fair share {:.1f}: "
-        "{:.2f}x to {:.2f}x); Jain's index {:.4f}\n",
-        f.min, f.max, f.fair_share,
+        "hot: {:.0f} hand-offs/s; grants per connection min {} / max {} "
+        "(fair share {:.1f}: {:.2f}x to {:.2f}x); Jain's index {:.4f}\n",
+        r.phases.front().pairs_per_second(), f.min, f.max, f.fair_share,
         f.fair_share > 0 ? static_cast<double>(f.min) / f.fair_share : 0,
         f.fair_share > 0 ? static_cast<double>(f.max) / f.fair_share : 0,
         f.jain);
