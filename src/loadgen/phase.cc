@@ -1,9 +1,15 @@
 #include "loadgen/phase.h"
 
+#include <atomic>
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <exception>
 #include <memory>
 #include <thread>
@@ -33,42 +39,71 @@ const char* MethodName(Method m) {
   return "?";
 }
 
-// CPU time of the server and of this process between two instants.
-class CpuWindow {
+// What the server and this process spent inside the window: CPU time, and
+// the server's group commits. Sampled by a coroutine of its own, on its own
+// connection, at the window's edges.
+class WindowProbe {
  public:
-  CpuWindow(asio::io_context& io, int server_pid)
-      : timer_(io), pid_(server_pid) {}
+  WindowProbe(const BenchOptions& options, asio::any_io_executor executor)
+      : pid_(options.server_pid),
+        executor_(executor),
+        timer_(executor),
+        connection_(executor, options.server) {}
 
-  void Start(SteadyClock::time_point start, SteadyClock::time_point end) {
+  asio::any_io_executor executor() const { return executor_; }
+
+  asio::awaitable<void> Run(SteadyClock::time_point start,
+                            SteadyClock::time_point end) {
+    constexpr auto kNoThrow = asio::as_tuple(asio::use_awaitable);
     timer_.expires_at(start);
-    timer_.async_wait([this, end](boost::system::error_code ec) {
-      if (ec) return;
-      server_start_ = pid_ > 0 ? CpuTime(pid_) : std::nullopt;
-      client_start_ = CpuTime(0);
-      timer_.expires_at(end);
-      timer_.async_wait([this](boost::system::error_code ec2) {
-        if (ec2) return;
-        server_ =
-            Difference(server_start_, pid_ > 0 ? CpuTime(pid_) : std::nullopt);
-        client_ = Difference(client_start_, CpuTime(0));
-      });
-    });
+    if (auto [ec] = co_await timer_.async_wait(kNoThrow); ec) co_return;
+    const Cpu server_start = ServerCpu(), client_start = CpuTime(0);
+    const auto store_start = co_await ReadStoreCounters(connection_);
+    timer_.expires_at(end);
+    if (auto [ec] = co_await timer_.async_wait(kNoThrow); ec) co_return;
+    server_ = Difference(server_start, ServerCpu());
+    client_ = Difference(client_start, CpuTime(0));
+    const auto store_end = co_await ReadStoreCounters(connection_);
+    if (store_start && store_end) store_ = *store_end - *store_start;
+    connection_.Close();
   }
 
-  std::optional<std::chrono::nanoseconds> server() const { return server_; }
-  std::optional<std::chrono::nanoseconds> client() const { return client_; }
+  // Stops waiting (every worker has ended early). Any thread.
+  void Cancel() {
+    asio::post(executor_, [this] { timer_.cancel(); });
+  }
+
+  void Fill(PhaseResult& r) const {
+    r.server_cpu = server_;
+    r.client_cpu = client_;
+    r.store = store_;
+  }
 
  private:
   using Cpu = std::optional<std::chrono::nanoseconds>;
+  Cpu ServerCpu() const { return pid_ > 0 ? CpuTime(pid_) : std::nullopt; }
   static Cpu Difference(Cpu a, Cpu b) {
     if (!a || !b) return std::nullopt;
     return *b - *a;
   }
 
-  asio::steady_timer timer_;
   const int pid_;
-  Cpu server_start_, client_start_, server_, client_;
+  asio::any_io_executor executor_;
+  asio::steady_timer timer_;
+  HttpConnection connection_;
+  Cpu server_, client_;
+  std::optional<StoreCounters> store_;
 };
+
+std::string Describe(std::exception_ptr e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& x) {
+    return std::string("worker stopped: ") + x.what();
+  } catch (...) {
+    return "worker stopped by an unknown exception";
+  }
+}
 
 }  // namespace
 
@@ -143,8 +178,12 @@ PhaseResult RunPhase(const BenchOptions& options, std::string name,
   const auto window_start = duration ? begin + options.warmup : begin;
   const auto window_end =
       duration ? window_start + *duration : SteadyClock::time_point::max();
-  CpuWindow cpu(io, options.server_pid);
-  if (duration) cpu.Start(window_start, window_end);
+  WindowProbe probe(options, asio::make_strand(io));
+  if (duration) {
+    asio::co_spawn(probe.executor(), probe.Run(window_start, window_end),
+                   asio::detached);
+  }
+  std::atomic<int> running{connections};
   std::vector<std::unique_ptr<HttpConnection>> links;
   std::vector<std::unique_ptr<Worker>> workers;
   for (int i = 0; i < connections; ++i) {
@@ -153,14 +192,11 @@ PhaseResult RunPhase(const BenchOptions& options, std::string name,
     workers.push_back(std::make_unique<Worker>(i, options, *links.back(),
                                                window_start, window_end));
     Worker& w = *workers.back();
-    asio::co_spawn(strand, body(w), [&w](std::exception_ptr e) {
-      if (!e) return;
-      try {
-        std::rethrow_exception(e);
-      } catch (const std::exception& x) {
-        w.Error(std::string("worker stopped: ") + x.what());
-      }
-    });
+    asio::co_spawn(strand, body(w),
+                   [&w, &probe, &running](std::exception_ptr e) {
+                     if (e) w.Error(Describe(e));
+                     if (--running == 0) probe.Cancel();
+                   });
   }
   std::vector<std::thread> threads;
   for (int i = 1; i < options.io_threads; ++i) {
@@ -191,8 +227,7 @@ PhaseResult RunPhase(const BenchOptions& options, std::string name,
     }
     r.pairs_per_connection.push_back(t.pairs.count());
   }
-  r.server_cpu = cpu.server();
-  r.client_cpu = cpu.client();
+  probe.Fill(r);
   return r;
 }
 

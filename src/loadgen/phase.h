@@ -22,6 +22,7 @@
 #include "loadgen/bench_options.h"
 #include "loadgen/http_connection.h"
 #include "loadgen/latency_histogram.h"
+#include "loadgen/store_counters.h"
 
 namespace leasehold::loadgen {
 
@@ -95,6 +96,8 @@ struct PhaseResult {
   // pid is known) and by this load generator.
   std::optional<std::chrono::nanoseconds> server_cpu;
   std::optional<std::chrono::nanoseconds> client_cpu;
+  // The server's group commits inside the window (from GET /metrics).
+  std::optional<StoreCounters> store;
 
   double pairs_per_second() const;
   double requests_per_second() const;

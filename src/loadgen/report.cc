@@ -67,6 +67,16 @@ json::object PhaseJson(const PhaseResult& p, bool fairness) {
                           {"client_us_per_request", per_request(p.client_cpu)},
                           {"server_millicores", cores(p.server_cpu)},
                           {"client_millicores", cores(p.client_cpu)}};
+  if (p.store) {
+    const StoreCounters& c = *p.store;
+    o["store"] = json::object{
+        {"fsyncs", Whole(c.batches)},
+        {"entries", Whole(c.entries)},
+        {"entries_per_fsync_x100",
+         c.batches > 0 ? Whole(100 * c.entries / c.batches) : 0},
+        {"mean_commit_us",
+         c.batches > 0 ? Whole(1e6 * c.commit_seconds / c.batches) : 0}};
+  }
   if (fairness) {
     const Fairness f = FairnessOf(p);
     o["fairness"] = json::object{{"min", f.min},
@@ -162,6 +172,14 @@ std::string FormatTable(const BenchReport& r) {
     };
     out += fmt::format("cpu ({}): server {}, load generator {}\n", p.name,
                        per_request(p.server_cpu), per_request(p.client_cpu));
+    if (p.store && p.store->batches > 0) {
+      out += fmt::format(
+          "store ({}): {:.0f} fsyncs/s, {:.1f} entries per fsync, mean "
+          "commit {:.2f} ms\n",
+          p.name, p.store->batches / p.seconds,
+          p.store->entries / p.store->batches,
+          1e3 * p.store->commit_seconds / p.store->batches);
+    }
   }
   if (o.scenario == Scenario::kHot && !r.phases.empty()) {
     const Fairness f = FairnessOf(r.phases.front());
