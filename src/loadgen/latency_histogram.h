@@ -34,7 +34,8 @@ class LatencyHistogram {
   static constexpr int kSubBits = 7;  // 128 buckets per power of two
   static constexpr int kSub = 1 << kSubBits;
   static constexpr int kMaxExponent = 33;  // values below 2^41 ns
-  static constexpr std::size_t kBuckets = kSub + kMaxExponent * kSub;
+  // Exponents 0..kMaxExponent, kSub buckets each, after the kSub exact ones.
+  static constexpr std::size_t kBuckets = kSub + (kMaxExponent + 1) * kSub;
 
   static std::size_t IndexOf(std::uint64_t v);
   // The middle of bucket `i`'s range of values.

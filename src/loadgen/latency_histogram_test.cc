@@ -63,9 +63,11 @@ TEST(LatencyHistogram, MergeAddsCounts) {
 
 TEST(LatencyHistogram, HugeValuesAreClampedNotLost) {
   LatencyHistogram h;
-  h.Record(std::chrono::hours(24));
-  EXPECT_EQ(h.count(), 1u);
+  h.Record(std::chrono::hours(24));  // past the last bucket: clamped
+  h.Record(std::chrono::minutes(30));
+  EXPECT_EQ(h.count(), 2u);
   EXPECT_GT(h.Percentile(0.5), std::chrono::minutes(10));
+  EXPECT_GT(h.Percentile(1.0), std::chrono::minutes(10));
 }
 
 }  // namespace
