@@ -1,8 +1,9 @@
 #include "cli/cli.h"
 
 #include <CLI/CLI.hpp>
-
 #include <iostream>
+
+#include "cli/bench_command.h"
 #include "cli/client_commands.h"
 #include "cli/serve.h"
 
@@ -45,6 +46,7 @@ int Main(int argc, char** argv) {
   AddRecordCommands(app, code);
   AddSessionCommands(app, code);
   AddWatchCommand(app, code);
+  AddBenchCommand(app, code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -25,7 +25,8 @@ namespace asio = boost::asio;
 namespace json = boost::json;
 using std::chrono::milliseconds;
 
-constexpr int kIoThreads = 2;
+constexpr int kDefaultIoThreads = 2;
+constexpr int kMaxIoThreads = 64;
 
 struct Config {
   std::string address = "127.0.0.1";
@@ -35,6 +36,7 @@ struct Config {
   server::ApiOptions api;
   server::HttpOptions http;
   std::size_t max_body_bytes = 1 << 20;
+  int io_threads = kDefaultIoThreads;  // threads running HTTP and the engine
   std::vector<std::pair<std::string, NamespaceOptions>> namespaces;
 };
 
@@ -143,6 +145,9 @@ Status ReadConfig(const std::string& path, Config& c, std::string& listen,
     } else if (key == "http_body_limit" && value.is_int64() &&
                value.as_int64() > 0) {
       c.http.body_limit = static_cast<std::size_t>(value.as_int64());
+    } else if (key == "io_threads" && value.is_int64() &&
+               value.as_int64() >= 1 && value.as_int64() <= kMaxIoThreads) {
+      c.io_threads = static_cast<int>(value.as_int64());
     } else if (key == "max_connections" && value.is_int64() &&
                value.as_int64() > 0) {
       c.http.max_connections = static_cast<std::size_t>(value.as_int64());
@@ -252,7 +257,7 @@ int RunServe(const ServeFlags& flags) {
 
   auto work = asio::make_work_guard(io);
   std::vector<std::thread> threads;
-  for (int i = 0; i < kIoThreads; ++i)
+  for (int i = 0; i < c.io_threads; ++i)
     threads.emplace_back([&io] { io.run(); });
   for (const auto& [ns, options] : c.namespaces) {
     std::promise<void> done;

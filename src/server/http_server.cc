@@ -267,25 +267,43 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   void Write(ApiResponse r, unsigned version) {
-    auto res = std::make_shared<http::response<http::string_body>>(
-        static_cast<http::status>(r.status), version);
-    res->set(http::field::server, "leasehold");
-    if (r.status != 204) {
-      res->set(http::field::content_type, r.content_type);
-      res->body() = std::move(r.body);
-    }
-    res->keep_alive(keep_alive_);
-    res->prepare_payload();
+    FormatResponse(r, version);
     stream_.expires_after(server_->options_.request_timeout);
-    http::async_write(
-        stream_, *res,
-        [self = shared_from_this(), res](beast::error_code ec, std::size_t) {
+    asio::async_write(
+        stream_, asio::buffer(response_),
+        [self = shared_from_this()](beast::error_code ec, std::size_t) {
           if (ec) return self->Close();
           if (!self->keep_alive_ || self->server_->stopping_) {
             return self->Linger();
           }
           self->Read();
         });
+  }
+
+  // response_ = status line, headers and body, as one buffer for one write.
+  // (Beast's serializer walks a chain of buffer views and took more CPU
+  // than the rest of a lock request; the headers here are few and fixed.)
+  void FormatResponse(const ApiResponse& r, unsigned version) {
+    const auto status = static_cast<http::status>(r.status);
+    // No body, and so no Content-Length, for 1xx, 204 and 304 (RFC 9110).
+    const bool bodiless = r.status < 200 || r.status == 204 || r.status == 304;
+    response_.clear();
+    response_.append(version == 10 ? "HTTP/1.0 " : "HTTP/1.1 ");
+    response_.append(std::to_string(r.status)).append(" ");
+    response_.append(http::obsolete_reason(status));
+    response_.append("\r\nServer: leasehold");
+    if (!bodiless) {
+      response_.append("\r\nContent-Type: ").append(r.content_type);
+      response_.append("\r\nContent-Length: ");
+      response_.append(std::to_string(r.body.size()));
+    }
+    if (!keep_alive_ && version >= 11) {
+      response_.append("\r\nConnection: close");
+    } else if (keep_alive_ && version < 11) {
+      response_.append("\r\nConnection: keep-alive");
+    }
+    response_.append("\r\n\r\n");
+    if (!bodiless) response_.append(r.body);
   }
 
   // After the last answer: stop sending, but read and drop what the client
@@ -324,6 +342,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::optional<http::request_parser<http::string_body>> parser_;
   std::shared_ptr<HttpServer::Impl> server_;
   std::optional<ApiResponse> pending_;
+  std::string response_;  // the answer being written; reused
   WaitId wait_ = 0;
   bool streaming_ = false;
   bool pumping_ = false;
@@ -374,6 +393,9 @@ void HttpServer::Impl::Accept() {
           admitted = self->connections_.size() < self->options_.max_connections;
         }
         if (admitted) {
+          // Answers go out at once, not held back for coalescing (Nagle).
+          beast::error_code ignored;
+          socket.set_option(tcp::no_delay(true), ignored);
           auto c = std::make_shared<Connection>(std::move(socket), self);
           {
             std::lock_guard lock(self->mu_);
