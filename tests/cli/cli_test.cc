@@ -6,6 +6,7 @@
 #include <boost/json.hpp>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <thread>
 
@@ -232,6 +233,33 @@ TEST_F(CliTest, ExitCodesTellScriptsWhatHappened) {
   auto help = Shell(LeaseholdBinary() + " --help");
   EXPECT_EQ(help.code, 0);
   EXPECT_NE(help.out.find("Exit codes"), std::string::npos) << help.out;
+}
+
+TEST(CliAuthTest, TheTokenComesFromTheFlagOrTheEnvironment) {
+  TempDir dir;
+  const std::string config = dir.File("config.json");
+  std::ofstream(config) << R"({"tokens": [{"token": "docs-writer-token-01",
+      "principal": "docs", "namespaces": ["docs"], "role": "write"}]})";
+  ServerProcess server(dir.File("data"), config);
+  const std::string run =
+      "LEASEHOLD_URL=http://127.0.0.1:" + std::to_string(server.port()) + " ";
+  const std::string binary = LeaseholdBinary() + " ";
+  auto code = [](const std::string& command) {
+    const int status = std::system((command + " >/dev/null 2>&1").c_str());
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  };
+  EXPECT_EQ(code(run + binary + "ls --ns docs"), 3);  // 401
+  EXPECT_EQ(
+      code(run + binary + "ls --ns docs --auth-token docs-writer-token-01"), 0);
+  EXPECT_EQ(code(run + "LEASEHOLD_TOKEN=docs-writer-token-01 " + binary +
+                 "checkout k --ns docs --owner Asha"),
+            0);
+  EXPECT_EQ(code(run + "LEASEHOLD_TOKEN=docs-writer-token-01 " + binary +
+                 "ls --ns other"),
+            3);  // 403
+  EXPECT_EQ(code(run + "LEASEHOLD_TOKEN=docs-writer-token-01 " + binary +
+                 "lock job --ns docs -- true"),
+            0);
 }
 
 }  // namespace
