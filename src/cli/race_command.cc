@@ -2,6 +2,8 @@
 // race, the walkthroughs and their tables live in src/race/.
 #include <fmt/format.h>
 
+#include <boost/json.hpp>
+
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -32,11 +34,15 @@ struct RaceFlags {
   long long gap_us = 0;
 };
 
+// Prints a failure to stderr (as JSON with --json); kExitUsage for what the
+// command line got wrong (target string, variant), else kExitFailed.
 int Report(const Status& st, bool json) {
   if (json) {
-    PrintJson(boost::json::object{
-        {"error", boost::json::object{{"code", StatusCodeName(st.code())},
-                                      {"message", st.message()}}}});
+    std::cerr << boost::json::serialize(boost::json::object{
+                     {"error",
+                      boost::json::object{{"code", StatusCodeName(st.code())},
+                                          {"message", st.message()}}}})
+              << "\n";
   } else {
     std::cerr << "leasehold: " << st.message() << "\n";
   }

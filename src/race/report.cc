@@ -30,6 +30,7 @@ void PrintColumns(const Rows& rows, std::ostream& out) {
         line += std::string(width[c] - row[c].size(), ' ');
       if (c + 1 < row.size()) line += " ";
     }
+    while (line.ends_with(' ')) line.pop_back();
     out << line << "\n";
   }
 }
