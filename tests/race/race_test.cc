@@ -187,20 +187,27 @@ class RaceTest : public ::testing::TestWithParam<Kind> {
 };
 
 TEST_P(RaceTest, AtomicGivesEveryDocumentExactlyOneWinner) {
-  for (int run = 0; run < kRuns; ++run) {
+  // Every run must give each document exactly one winner. A run in which
+  // one session ran ahead and won everything proves nothing about the race
+  // (the article's point is that both won rows), so such runs are counted
+  // apart and a couple of extra runs are allowed for them.
+  int real_races = 0;
+  for (int run = 0; run < kRuns + 2 && real_races < kRuns; ++run) {
     const json::object o = Race("atomic", Rows());
     ASSERT_FALSE(o.empty());
     const auto& by_winners = o.at("documents_by_winners").as_object();
     EXPECT_EQ(by_winners.at("1").as_int64(), Rows()) << json::serialize(o);
     EXPECT_EQ(by_winners.at("0").as_int64(), 0);
     EXPECT_EQ(by_winners.at("2").as_int64(), 0);
-    // Both sessions won rows: the race was real, not one after the other.
-    for (const auto& [name, n] : o.at("grants_by_session").as_object()) {
-      EXPECT_GT(n.as_int64(), 0)
-          << name << " won nothing; " << json::serialize(o);
-    }
     EXPECT_TRUE(o.at("one_winner_each").as_bool());
+    bool every_session_won = true;
+    for (const auto& [name, n] : o.at("grants_by_session").as_object()) {
+      every_session_won = every_session_won && n.as_int64() > 0;
+    }
+    EXPECT_EQ(o.at("every_session_won").as_bool(), every_session_won);
+    if (every_session_won) ++real_races;
   }
+  EXPECT_EQ(real_races, kRuns) << "too many runs where a session won nothing";
 }
 
 TEST_P(RaceTest, NaiveLetsTwoSessionsWinOneDocument) {
