@@ -18,6 +18,10 @@ Status CheckOptions(const Target& target, const RaceOptions& options) {
     return Status(StatusCode::kBadRequest,
                   "--sessions and --rows must be at least 1");
   }
+  if (options.ttl.count() <= 0 || options.gap.count() < 0) {
+    return Status(StatusCode::kBadRequest,
+                  "--ttl must be positive and --gap-us not negative");
+  }
   if (options.variant == Variant::kNaive && !target.SupportsNaive()) {
     return Status(
         StatusCode::kBadRequest,

@@ -39,7 +39,8 @@ struct RaceResult {
 std::vector<std::string> SessionNames(int count);
 
 // Prepares `target`, runs the race and counts it. Errors: kBadRequest for
-// bad options or kNaive on a target without it; the target's error when a
+// bad options (fewer than 1 session or row, a TTL that is not positive)
+// or kNaive on a target without it; the target's error when a
 // call fails; kInternal if the target's race log disagrees with what the
 // sessions were told. `clock` times the race.
 Result<RaceResult> RunRace(Target& target, const RaceOptions& options,

@@ -82,6 +82,9 @@ bool Walkthrough::ok() const {
 }
 
 Result<Walkthrough> RunExpiryWalkthrough(Target& target, milliseconds ttl) {
+  if (ttl.count() <= 0) {
+    return Error(StatusCode::kBadRequest, "--ttl must be positive");
+  }
   Script s(target, "expiry");
   const auto atomic = Variant::kAtomic;
   const std::chrono::microseconds no_gap{0};

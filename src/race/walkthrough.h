@@ -30,8 +30,9 @@ struct Walkthrough {
 };
 
 // `ttl` is the short lease (the article's 2 s); the walkthrough waits one
-// and a half times as long (the article's 3 s). Fails only when a call
-// fails; unexpected answers are steps with ok() false.
+// and a half times as long (the article's 3 s). Fails when a call fails
+// (or, kBadRequest, when `ttl` is not positive); unexpected answers are
+// steps with ok() false.
 Result<Walkthrough> RunExpiryWalkthrough(Target& target,
                                          std::chrono::milliseconds ttl);
 Result<Walkthrough> RunCheckinWalkthrough(Target& target);

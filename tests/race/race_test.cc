@@ -300,6 +300,8 @@ TEST_F(RaceCliTest, BadTargetsSayWhatIsWrong) {
   EXPECT_NE(Stderr().find("needs a file path"), std::string::npos);
   EXPECT_EQ(Exit("race"), 2);  // --target is required
   EXPECT_EQ(Exit("race --target sqlite:x.db --variant sloppy"), 2);
+  EXPECT_EQ(Exit("race --target sqlite:" + dir_.File("t.db") + " --ttl -1"), 2);
+  EXPECT_EQ(Exit("demo expiry --ttl 0"), 2);
   EXPECT_EQ(Exit("demo checkin --target ftp://x"), 2);
   // Well-formed but unreachable: the call failed.
   EXPECT_EQ(Exit("race --target http://127.0.0.1:1 --rows 5"), 3);
