@@ -75,8 +75,8 @@ struct JournalEntry {
   Kind kind = Kind::kPutKey;
   KeyRow row;
   Fence fences_reserved = 0;
-  OperationRow operation;
-  MessageRow message;
+  OperationRow operation = {};
+  MessageRow message = {};
 };
 
 using JournalBatch = std::vector<JournalEntry>;
