@@ -168,12 +168,13 @@ Status ReadConfig(const std::string& path, Config& c, std::string& listen,
                              " must be {\"require_token\": true|false, "
                              "\"outbox_max_attempts\": n >= 1}");
         if (!opts.is_object()) return bad;
-        for (const auto& [name, v] : opts.as_object()) {
-          if (name == "require_token" && v.is_bool()) {
-            o.require_token = v.as_bool();
-          } else if (name == "outbox_max_attempts" && v.is_int64() &&
-                     v.as_int64() >= 1 && v.as_int64() <= 1'000'000) {
-            o.outbox_max_attempts = static_cast<std::uint32_t>(v.as_int64());
+        for (const auto& [name, option] : opts.as_object()) {
+          if (name == "require_token" && option.is_bool()) {
+            o.require_token = option.as_bool();
+          } else if (name == "outbox_max_attempts" && option.is_int64() &&
+                     option.as_int64() >= 1 && option.as_int64() <= 1'000'000) {
+            o.outbox_max_attempts =
+                static_cast<std::uint32_t>(option.as_int64());
           } else {
             return bad;
           }

@@ -97,8 +97,7 @@ class OutboxTest : public EngineHarness {
       messages_;
 };
 
-// --- Operations
-// ----------------------------------------------------------------
+// --- Operations ---
 
 TEST_F(OutboxTest, AnOperationIsNewUntilItsCompletionCommits) {
   const SessionId s = Begin("worker");
@@ -231,8 +230,40 @@ TEST_F(OutboxTest, AnAbortedCommitDiscardsTheOutcomeAndTheMessages) {
   EXPECT_EQ(BeginOp(s, "inv-1").state, OperationState::kNew);
 }
 
-// --- Enqueue
-// -------------------------------------------------------------------
+TEST_F(OutboxTest, SessionExpiryDiscardsStagedCompletionsAndMessages) {
+  const SessionId s = Open("short", 1000);
+  ASSERT_TRUE(engine_.BeginTransaction(Now(), s).has_value());
+  Complete(s, "inv-1", "{}");
+  Enqueue("receipt-1", "{}", s);
+  Advance(1000);
+  EXPECT_FALSE(engine_.HasJournal());
+  const SessionId t = Begin("next");
+  EXPECT_EQ(BeginOp(t, "inv-1").state, OperationState::kNew);
+  EXPECT_FALSE(Enqueue("receipt-1", "{}").duplicate);
+}
+
+TEST(OutboxLimits, StagedOutboxWritesCountAgainstTheTransactionLimits) {
+  ManualClock clock;
+  Engine e(EngineOptions{.max_staged_writes = 2});
+  const SessionId s =
+      e.OpenSession(clock.Now(), {"w", milliseconds(60'000), 0, ""})->id;
+  ASSERT_TRUE(e.BeginTransaction(clock.Now(), s).has_value());
+  ASSERT_TRUE(
+      e.CompleteOperation(clock.Now(), s, {"pay", "op"}, "{}").has_value());
+  ASSERT_TRUE(e.Enqueue(clock.Now(), {"pay", "mail", "a", "{}", s}));
+  EXPECT_EQ(
+      e.Enqueue(clock.Now(), {"pay", "mail", "b", "{}", s}).error().code(),
+      StatusCode::kTransactionTooLarge);
+  // A duplicate of a staged key is answered without taking room.
+  auto dup = e.Enqueue(clock.Now(), {"pay", "mail", "a", "{}", s});
+  ASSERT_TRUE(dup.has_value());
+  EXPECT_TRUE(dup->duplicate);
+  auto c = e.CommitTransaction(clock.Now(), s);
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->applied.size(), 2u);
+}
+
+// --- Enqueue ---
 
 TEST_F(OutboxTest, ARepeatedKeyIsNotEnqueuedTwice) {
   const EnqueueOutcome first = Enqueue("k1", R"({"n":1})");
@@ -294,8 +325,7 @@ TEST_F(OutboxTest, EnqueueRefusals) {
   EXPECT_FALSE(engine_.HasJournal());
 }
 
-// --- Claim and ack
-// ---------------------------------------------------------------
+// --- Claim and ack ---
 
 TEST_F(OutboxTest, ClaimHandsOutOldestFirstUnderALease) {
   const MessageId a = Enqueue("a", "1").id;
@@ -441,8 +471,7 @@ TEST_F(OutboxTest, OutboxEventsNameTheMessage) {
   EXPECT_EQ(EventTypeName(E::kOperationCompleted), "operation.completed");
 }
 
-// --- Restore
-// ----------------------------------------------------------------------
+// --- Restore ---
 
 TEST_F(OutboxTest, RestoreReproducesOperationsMessagesAndClaims) {
   engine_.SetNamespaceOptions("pay", {.outbox_max_attempts = 2});
