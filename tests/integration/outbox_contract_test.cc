@@ -1,7 +1,7 @@
 // API.md, "Idempotent operations and the outbox", against a real
 // `leasehold serve` over real HTTP on loopback: the retry after a lost
 // response, SIGKILL between commit and answer, a consumer crash, a late ack,
-// dead letters, and the events.
+// dead letters, the events and the metrics.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -218,6 +218,11 @@ TEST_F(OutboxContractTest, EnqueueIsAnnouncedAsAnEvent) {
       watcher.ReadStreamUntil("outbox.enqueued", milliseconds(3000));
   EXPECT_NE(seen.find("event: outbox.enqueued"), std::string::npos) << seen;
   EXPECT_NE(seen.find(R"("topic":"mail")"), std::string::npos) << seen;
+  const std::string metrics = c.Request("GET", "/metrics").body;
+  EXPECT_NE(
+      metrics.find(R"(leasehold_outbox_messages_total{event="enqueued"} 1)"),
+      std::string::npos)
+      << metrics;
 }
 
 }  // namespace
