@@ -27,6 +27,7 @@
 
 #include "leasehold/clock.h"
 #include "leasehold/journal.h"
+#include "leasehold/outbox.h"
 #include "leasehold/records.h"
 #include "leasehold/status.h"
 #include "leasehold/types.h"
@@ -205,6 +206,10 @@ enum class EventType : std::uint8_t {
   kRecordInserted,    // `version`
   kRecordSaved,       // `version`, `holder`
   kRecordDeleted,
+  kOperationCompleted,  // at commit; `resource` is the operation id
+  kOutboxEnqueued,      // `resource` topic, `key`, `message`
+  kOutboxClaimed,       // `holder` consumer, `until`, `count` the attempt
+  kOutboxAcked,         // `holder` consumer
 };
 
 // "session.opened", "applock.granted", ... (the names of API.md's events).
@@ -230,6 +235,8 @@ struct Event {
   const DeadlockReport* deadlock = nullptr;
   std::string_view holder;    // checkouts and records: the lease owner's name
   std::uint64_t version = 0;  // records
+  std::string_view key;       // outbox: the message's deduplication key
+  MessageId message = 0;      // outbox
 };
 
 class EventSink {
@@ -387,12 +394,60 @@ class Engine {
   Result<StageOutcome> StageDelete(Time now, SessionId session, RecordKey key,
                                    LeaseProof proof);
 
+  // --- Idempotent operations (docs/outbox.md) -------------------------------
+  // Both need the session's open transaction (kNoTransaction), and refuse
+  // name errors (namespace, op_id) before anything changes.
+  //
+  // What the committed state holds for the operation: kNew, or kCompleted
+  // with the stored outcome. Takes no lock: two transactions may both see
+  // kNew; the first to commit its CompleteOperation wins, and the other's
+  // commit is refused (kTransactionAborted, "completed"). Take an
+  // application lock on the operation id first to make the second wait.
+  Result<OperationStatus> BeginOperation(Time now, SessionId session,
+                                         OperationKey key);
+  // Stages the outcome (JSON text, at most max_body_bytes), applied at
+  // commit with the transaction's other staged writes. kExists when the
+  // operation is completed already, or this transaction completes it
+  // already; kBodyTooLarge; kTransactionTooLarge.
+  Result<StageOutcome> CompleteOperation(Time now, SessionId session,
+                                         OperationKey key,
+                                         std::string_view outcome);
+
+  // --- Outbox (docs/outbox.md) -----------------------------------------------
+  // Enqueues a message, at once, or staged in request.session's open
+  // transaction (kSessionNotFound, kNoTransaction, kTransactionTooLarge).
+  // A key already enqueued in (ns, topic) — committed, or staged earlier in
+  // the same transaction — is not enqueued again: the answer is that
+  // message's id with `duplicate`. A staged message gets its id now; if
+  // another transaction commits the same key first, this one's commit skips
+  // it (AppliedWrite::duplicate). Errors: name errors, kBodyTooLarge.
+  Result<EnqueueOutcome> Enqueue(Time now, const EnqueueRequest& request);
+  // Claims up to request.max deliverable messages, oldest first: pending
+  // ones and those whose claim ran out, below the namespace's
+  // outbox_max_attempts. Each gets the request's token, a lease until
+  // now + lease and one more attempt. kBadRequest for max outside 1..1000,
+  // lease <= 0; name errors.
+  Result<std::vector<ClaimedMessage>> Claim(Time now,
+                                            const ClaimRequest& request);
+  // Acknowledges a claimed message: done for ever. Refused (acked false,
+  // with the reason) when the claim ran out or the token is not the latest
+  // claim's. kNotFound for an unknown id in (ns, topic).
+  Result<AckOutcome> Ack(Time now, std::string_view ns, std::string_view topic,
+                         MessageId id, std::string_view claim_token);
+  // Counts of one topic at `now`, and its dead letters.
+  Result<OutboxSummary> GetOutbox(Time now, std::string_view ns,
+                                  std::string_view topic);
+
   // --- Durability -----------------------------------------------------------
   // Loads what a Store holds. Only on a new engine, before any command;
   // kBadRequest otherwise or for a row that breaks the rules (e.g. a name).
   // RestoreKey takes one key at a time (fastest in (ns, key) order);
+  // RestoreOperation and RestoreMessage one completed operation or outbox
+  // message;
   // RestoreFences the store's fence reservation; Restore does both.
   Status RestoreKey(Time now, KeyRow&& row);
+  Status RestoreOperation(OperationRow&& row);
+  Status RestoreMessage(MessageRow&& row);
   Status RestoreFences(Fence reserved);
   Status Restore(Time now, const DurableState& state);
   // The journal entries made since the last call, in order. A caller must

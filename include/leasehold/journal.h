@@ -31,6 +31,37 @@ struct KeyRow {
   friend bool operator==(const KeyRow&, const KeyRow&) = default;
 };
 
+// A completed idempotent operation (API.md, "Idempotent operations and the
+// outbox"): its stored outcome, kept for ever.
+struct OperationRow {
+  std::string ns;
+  std::string op_id;
+  std::string outcome;  // JSON text, as the client completed it
+  Time completed_at;
+
+  friend bool operator==(const OperationRow&, const OperationRow&) = default;
+};
+
+// One outbox message in its current state. An acknowledged message keeps its
+// row (without payload) so that its key is never enqueued again and a
+// repeated ack with the same claim token is recognised.
+struct MessageRow {
+  std::string ns;
+  std::string topic;
+  std::uint64_t id = 0;
+  std::string key;      // the deduplication key, unique per (ns, topic)
+  std::string payload;  // JSON text; empty once acknowledged
+  Time enqueued_at;
+  std::uint32_t attempts = 0;  // claims so far
+  bool acked = false;
+  // The latest claim: consumer, token and expiry (absent: never claimed).
+  std::string consumer;
+  std::string claim_token;
+  std::optional<Time> lease_expires_at;
+
+  friend bool operator==(const MessageRow&, const MessageRow&) = default;
+};
+
 struct JournalEntry {
   enum class Kind : std::uint8_t {
     kPutKey,         // insert or replace `row`
@@ -38,10 +69,14 @@ struct JournalEntry {
                      // without a record if it is new); body is not carried
     kDeleteKey,      // remove (row.ns, row.key)
     kReserveFences,  // fences up to `fences_reserved` may be handed out
+    kPutOperation,   // insert or replace `operation`
+    kPutMessage,     // insert or replace `message`
   };
   Kind kind = Kind::kPutKey;
   KeyRow row;
   Fence fences_reserved = 0;
+  OperationRow operation = {};
+  MessageRow message = {};
 };
 
 using JournalBatch = std::vector<JournalEntry>;
@@ -51,6 +86,8 @@ struct DurableState {
   std::vector<KeyRow> rows;
   // Every fence ever handed out is at most this.
   Fence fences_reserved = 0;
+  std::vector<OperationRow> operations;
+  std::vector<MessageRow> messages;
 };
 
 }  // namespace leasehold

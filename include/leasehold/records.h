@@ -96,9 +96,17 @@ struct WriteOutcome {
 };
 
 // Writes that a transaction stages and applies at commit (API.md: "In a
-// transaction ... save, PUT and DELETE are staged and applied at commit").
-enum class StagedWriteKind : std::uint8_t { kInsert, kSave, kDelete };
-// "insert", "save", "delete".
+// transaction ... save, PUT and DELETE are staged and applied at commit"),
+// and the completion of an idempotent operation and outbox messages (API.md,
+// "Idempotent operations and the outbox").
+enum class StagedWriteKind : std::uint8_t {
+  kInsert,
+  kSave,
+  kDelete,
+  kCompleteOperation,
+  kEnqueue,
+};
+// "insert", "save", "delete", "complete", "enqueue".
 std::string_view StagedWriteKindName(StagedWriteKind kind);
 
 // What staging decided. Refusals (not staged) carry a reason, like
@@ -113,12 +121,23 @@ struct StageOutcome {
 struct AppliedWrite {
   StagedWriteKind kind = StagedWriteKind::kInsert;
   std::string ns;
-  std::string key;
+  std::string key;            // the record key, operation id or message key
   std::uint64_t version = 0;  // after an insert or save; 0 after a delete
+  std::string topic = {};     // kEnqueue
+  std::uint64_t message = 0;  // kEnqueue: the message's id
+  // kEnqueue: the key had been enqueued (committed) after this message was
+  // staged, so nothing new was enqueued and `message` is the existing one.
+  bool duplicate = false;
 };
+
+// The default of NamespaceOptions::outbox_max_attempts.
+inline constexpr std::uint32_t kDefaultOutboxMaxAttempts = 10;
 
 struct NamespaceOptions {
   bool require_token = false;
+  // An outbox message claimed this many times whose last claim ran out
+  // without an ack is a dead letter. At least 1.
+  std::uint32_t outbox_max_attempts = kDefaultOutboxMaxAttempts;
 };
 
 }  // namespace leasehold

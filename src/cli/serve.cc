@@ -163,15 +163,22 @@ Status ReadConfig(const std::string& path, Config& c, std::string& listen,
     } else if (key == "namespaces" && value.is_object()) {
       for (const auto& [ns, opts] : value.as_object()) {
         NamespaceOptions o;
-        const json::value* rt =
-            opts.is_object() ? opts.as_object().if_contains("require_token")
-                             : nullptr;
-        if (rt == nullptr || !rt->is_bool()) {
-          return Status(StatusCode::kBadRequest,
-                        "config: namespaces." + std::string(ns) +
-                            " must be {\"require_token\": true|false}");
+        const Status bad(StatusCode::kBadRequest,
+                         "config: namespaces." + std::string(ns) +
+                             " must be {\"require_token\": true|false, "
+                             "\"outbox_max_attempts\": n >= 1}");
+        if (!opts.is_object()) return bad;
+        for (const auto& [name, option] : opts.as_object()) {
+          if (name == "require_token" && option.is_bool()) {
+            o.require_token = option.as_bool();
+          } else if (name == "outbox_max_attempts" && option.is_int64() &&
+                     option.as_int64() >= 1 && option.as_int64() <= 1'000'000) {
+            o.outbox_max_attempts =
+                static_cast<std::uint32_t>(option.as_int64());
+          } else {
+            return bad;
+          }
         }
-        o.require_token = rt->as_bool();
         c.namespaces.emplace_back(std::string(ns), o);
       }
     } else {

@@ -11,6 +11,8 @@
 #include "engine/deadlock_detector.h"
 #include "engine/fence_source.h"
 #include "engine/lock_table.h"
+#include "engine/operation_table.h"
+#include "engine/outbox_table.h"
 #include "engine/record_table.h"
 #include "engine/session_table.h"
 
@@ -27,6 +29,8 @@ using engine::OwnerIndex;
 using engine::Resource;
 using engine::Session;
 using engine::SessionTable;
+using engine::StagedEnqueue;
+using engine::StagedOperation;
 using engine::StagedRecordWrite;
 using engine::StagedWrite;
 using engine::Waiter;
@@ -51,6 +55,12 @@ Status SessionNotFound(SessionId id) {
                     " does not exist or has expired; open a new one");
 }
 
+// std::visit over several lambdas, one per alternative.
+template <typename... F>
+struct Overloaded : F... {
+  using F::operator()...;
+};
+
 Status NoTransaction(const Session* s) {
   return Status(StatusCode::kNoTransaction,
                 "session " + std::to_string(s->id) +
@@ -66,6 +76,8 @@ class Engine::Impl {
       : events_(options.events),
         fences_(options.fence_floor, &journal_),
         records_(options.max_body_bytes, &fences_, &journal_, options.events),
+        operations_(options.max_body_bytes, &journal_, options.events),
+        outbox_(options.max_body_bytes, &journal_, options.events),
         sessions_(options.session_id_base),
         staging_limits_{options.max_staged_writes, options.max_staged_bytes} {}
 
@@ -189,11 +201,19 @@ class Engine::Impl {
     out.transaction = s->transaction->id;
     out.applied.reserve(s->staged.size());
     for (const StagedWrite& w : s->staged.writes()) {
-      out.applied.push_back(std::visit(
-          [&](const StagedRecordWrite& r) {
-            return records_.ApplyStaged(now, r);
-          },
-          w));
+      out.applied.push_back(
+          std::visit(Overloaded{
+                         [&](const StagedRecordWrite& r) {
+                           return records_.ApplyStaged(now, r);
+                         },
+                         [&](const StagedOperation& o) {
+                           return operations_.ApplyStaged(now, o);
+                         },
+                         [&](const StagedEnqueue& m) {
+                           return outbox_.ApplyStaged(now, m);
+                         },
+                     },
+                     w));
     }
     FinishTransaction(s, now, EventType::kTransactionCommitted);
     return out;
@@ -210,35 +230,136 @@ class Engine::Impl {
 
   // --- Staged writes --------------------------------------------------------
 
-  Result<StageOutcome> Stage(Time now, SessionId id, StagedRecordWrite w) {
-    now = AdvanceTo(now);
+  // The session `id` with an open transaction, for staging a `what`.
+  Result<Session*> StagingSession(SessionId id, std::string_view what) {
     Session* s = sessions_.Find(id);
     if (s == nullptr) return std::unexpected(SessionNotFound(id));
     if (!s->transaction) {
       return Error(StatusCode::kNoTransaction,
                    "session " + std::to_string(id) +
                        " has no open transaction to stage the " +
-                       std::string(StagedWriteKindName(w.kind)) +
+                       std::string(what) +
                        " in; begin one, or leave out \"session\" to write "
                        "at once");
     }
-    auto checked = records_.CheckStage(now, w);
-    if (!checked) return std::unexpected(checked.error());
-    StageOutcome out;
-    out.staged_writes = s->staged.size();
-    if (*checked != RefusalReason::kNone) {
-      out.reason = *checked;
-      return out;
-    }
+    return s;
+  }
+
+  // Appends a checked write to the transaction if it fits the limits.
+  template <typename W>
+  Result<StageOutcome> Admit(Session* s, W&& w) {
     const std::size_t bytes = w.bytes();
     if (Status st = s->staged.Admit(staging_limits_, bytes); !st.ok()) {
       return std::unexpected(st);
     }
-    s->staged.Add(std::move(w), bytes);
+    s->staged.Add(std::forward<W>(w), bytes);
+    StageOutcome out;
     out.staged = true;
     out.staged_writes = s->staged.size();
     return out;
   }
+
+  Result<StageOutcome> Stage(Time now, SessionId id, StagedRecordWrite w) {
+    now = AdvanceTo(now);
+    auto s = StagingSession(id, StagedWriteKindName(w.kind));
+    if (!s) return std::unexpected(s.error());
+    auto checked = records_.CheckStage(now, w);
+    if (!checked) return std::unexpected(checked.error());
+    if (*checked != RefusalReason::kNone) {
+      StageOutcome out;
+      out.staged_writes = (*s)->staged.size();
+      out.reason = *checked;
+      return out;
+    }
+    return Admit(*s, std::move(w));
+  }
+
+  // --- Idempotent operations ------------------------------------------------
+
+  Result<OperationStatus> BeginOperation(Time now, SessionId id,
+                                         OperationKey key) {
+    AdvanceTo(now);
+    Session* s = sessions_.Find(id);
+    if (s == nullptr) return std::unexpected(SessionNotFound(id));
+    if (!s->transaction) {
+      return Error(StatusCode::kNoTransaction,
+                   "session " + std::to_string(id) +
+                       " has no open transaction; begin one, then begin the "
+                       "operation in it");
+    }
+    return operations_.Get(key);
+  }
+
+  Result<StageOutcome> CompleteOperation(Time now, SessionId id,
+                                         OperationKey key,
+                                         std::string_view outcome) {
+    AdvanceTo(now);
+    auto s = StagingSession(id, "operation's completion");
+    if (!s) return std::unexpected(s.error());
+    StagedOperation w{std::string(key.ns), std::string(key.op_id),
+                      std::string(outcome)};
+    if (Status st = operations_.CheckStage(w); !st.ok()) {
+      return std::unexpected(st);
+    }
+    for (const StagedWrite& staged : (*s)->staged.writes()) {
+      const auto* o = std::get_if<StagedOperation>(&staged);
+      if (o != nullptr && o->ns == w.ns && o->op_id == w.op_id) {
+        return Error(
+            StatusCode::kExists,
+            "this transaction completes operation \"" + w.op_id + "\" already");
+      }
+    }
+    return Admit(*s, std::move(w));
+  }
+
+  // --- Outbox ---------------------------------------------------------------
+
+  Result<EnqueueOutcome> Enqueue(Time now, const EnqueueRequest& r) {
+    now = AdvanceTo(now);
+    Session* s = nullptr;
+    if (r.session) {
+      auto found = StagingSession(*r.session, "enqueue");
+      if (!found) return std::unexpected(found.error());
+      s = *found;
+    }
+    if (Status st = outbox_.Validate(r); !st.ok()) return std::unexpected(st);
+    EnqueueOutcome out;
+    if (auto existing = outbox_.FindKey(r.ns, r.topic, r.key)) {
+      out.id = *existing;
+      out.duplicate = true;
+      return out;
+    }
+    if (s == nullptr) {
+      out.id = outbox_.ReserveId();
+      outbox_.Add(now, r, out.id);
+      return out;
+    }
+    for (const StagedWrite& staged : s->staged.writes()) {
+      const auto* m = std::get_if<StagedEnqueue>(&staged);
+      if (m != nullptr && m->ns == r.ns && m->topic == r.topic &&
+          m->key == r.key) {
+        out.id = m->id;
+        out.duplicate = true;
+        out.staged = true;
+        out.staged_writes = s->staged.size();
+        return out;
+      }
+    }
+    StagedEnqueue w{std::string(r.ns), std::string(r.topic), std::string(r.key),
+                    std::string(r.payload), 0};
+    if (Status st = s->staged.Admit(staging_limits_, w.bytes()); !st.ok()) {
+      return std::unexpected(st);
+    }
+    w.id = outbox_.ReserveId();
+    out.id = w.id;
+    auto staged = Admit(s, std::move(w));
+    if (!staged) return std::unexpected(staged.error());
+    out.staged = true;
+    out.staged_writes = staged->staged_writes;
+    return out;
+  }
+
+  engine::OutboxTable& outbox() { return outbox_; }
 
   // --- Application locks ----------------------------------------------------
 
@@ -382,6 +503,22 @@ class Engine::Impl {
   // --- Records and checkouts -------------------------------------------------
 
   engine::RecordTable& records() { return records_; }
+
+  Status RestoreOperation(OperationRow&& row) {
+    if (started_) {
+      return Status(StatusCode::kBadRequest,
+                    "Restore must come before any command");
+    }
+    return operations_.Restore(std::move(row));
+  }
+
+  Status RestoreMessage(MessageRow&& row) {
+    if (started_) {
+      return Status(StatusCode::kBadRequest,
+                    "Restore must come before any command");
+    }
+    return outbox_.Restore(std::move(row));
+  }
 
   Status RestoreKey(Time now, KeyRow&& row) {
     if (started_) {
@@ -736,14 +873,23 @@ class Engine::Impl {
   // each after the ones before it. Changes nothing.
   Status CheckStaged(const Session* s, Time now) {
     engine::RecordTable::CommitCheck records(records_);
+    engine::OperationTable::CommitCheck operations(operations_);
     const auto& writes = s->staged.writes();
     for (std::size_t i = 0; i < writes.size(); ++i) {
       std::optional<std::string> why = std::visit(
-          [&](const StagedRecordWrite& w) { return records.Check(now, w); },
+          Overloaded{
+              [&](const StagedRecordWrite& w) { return records.Check(now, w); },
+              [&](const StagedOperation& w) { return operations.Check(w); },
+              // A message whose key was enqueued meanwhile is skipped at
+              // apply (deduplicated), never refused.
+              [](const StagedEnqueue&) -> std::optional<std::string> {
+                return std::nullopt;
+              },
+          },
           writes[i]);
       if (!why) continue;
-      const std::string what = std::visit(
-          [](const StagedRecordWrite& w) { return w.Describe(); }, writes[i]);
+      const std::string what =
+          std::visit([](const auto& w) { return w.Describe(); }, writes[i]);
       return Status(StatusCode::kTransactionAborted,
                     "commit refused: staged write " + std::to_string(i + 1) +
                         " of " + std::to_string(writes.size()) + " (" + what +
@@ -854,6 +1000,8 @@ class Engine::Impl {
   JournalBatch journal_;
   engine::FenceSource fences_;
   engine::RecordTable records_;
+  engine::OperationTable operations_;
+  engine::OutboxTable outbox_;
   bool started_ = false;  // a command has run: Restore is too late
   Time last_now_{};
   SessionTable sessions_;
@@ -945,6 +1093,7 @@ namespace leasehold {
 // Records and checkouts: every command first applies what fell due.
 void Engine::SetNamespaceOptions(std::string_view ns, NamespaceOptions o) {
   impl_->records().SetNamespaceOptions(ns, o);
+  impl_->outbox().SetMaxAttempts(ns, o.outbox_max_attempts);
 }
 Result<std::uint64_t> Engine::InsertRecord(Time now, RecordKey key,
                                            std::string_view body) {
@@ -1015,12 +1164,49 @@ Result<StageOutcome> Engine::StageDelete(Time now, SessionId s, RecordKey key,
 Status Engine::RestoreKey(Time now, KeyRow&& row) {
   return impl_->RestoreKey(now, std::move(row));
 }
+Status Engine::RestoreOperation(OperationRow&& row) {
+  return impl_->RestoreOperation(std::move(row));
+}
+Status Engine::RestoreMessage(MessageRow&& row) {
+  return impl_->RestoreMessage(std::move(row));
+}
+Result<OperationStatus> Engine::BeginOperation(Time now, SessionId s,
+                                               OperationKey key) {
+  return impl_->BeginOperation(now, s, key);
+}
+Result<StageOutcome> Engine::CompleteOperation(Time now, SessionId s,
+                                               OperationKey key,
+                                               std::string_view outcome) {
+  return impl_->CompleteOperation(now, s, key, outcome);
+}
+Result<EnqueueOutcome> Engine::Enqueue(Time now, const EnqueueRequest& r) {
+  return impl_->Enqueue(now, r);
+}
+Result<std::vector<ClaimedMessage>> Engine::Claim(Time now,
+                                                  const ClaimRequest& r) {
+  return impl_->outbox().Claim(impl_->AdvanceTo(now), r);
+}
+Result<AckOutcome> Engine::Ack(Time now, std::string_view ns,
+                               std::string_view topic, MessageId id,
+                               std::string_view claim_token) {
+  return impl_->outbox().Ack(impl_->AdvanceTo(now), ns, topic, id, claim_token);
+}
+Result<OutboxSummary> Engine::GetOutbox(Time now, std::string_view ns,
+                                        std::string_view topic) {
+  return impl_->outbox().Summary(impl_->AdvanceTo(now), ns, topic);
+}
 Status Engine::RestoreFences(Fence reserved) {
   return impl_->RestoreFences(reserved);
 }
 Status Engine::Restore(Time now, const DurableState& state) {
   for (const KeyRow& row : state.rows) {
     if (Status st = RestoreKey(now, KeyRow(row)); !st.ok()) return st;
+  }
+  for (const OperationRow& row : state.operations) {
+    if (Status st = RestoreOperation(OperationRow(row)); !st.ok()) return st;
+  }
+  for (const MessageRow& row : state.messages) {
+    if (Status st = RestoreMessage(MessageRow(row)); !st.ok()) return st;
   }
   return RestoreFences(state.fences_reserved);
 }

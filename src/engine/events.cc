@@ -42,6 +42,14 @@ std::string_view EventTypeName(EventType type) {
       return "record.saved";
     case EventType::kRecordDeleted:
       return "record.deleted";
+    case EventType::kOperationCompleted:
+      return "operation.completed";
+    case EventType::kOutboxEnqueued:
+      return "outbox.enqueued";
+    case EventType::kOutboxClaimed:
+      return "outbox.claimed";
+    case EventType::kOutboxAcked:
+      return "outbox.acked";
   }
   return "unknown";
 }
@@ -74,8 +82,34 @@ std::string_view StagedWriteKindName(StagedWriteKind kind) {
       return "save";
     case StagedWriteKind::kDelete:
       return "delete";
+    case StagedWriteKind::kCompleteOperation:
+      return "complete";
+    case StagedWriteKind::kEnqueue:
+      return "enqueue";
   }
   return "insert";
+}
+
+}  // namespace leasehold
+
+namespace leasehold {
+
+std::string_view OperationStateName(OperationState state) {
+  return state == OperationState::kCompleted ? "completed" : "new";
+}
+
+std::string_view MessageStateName(MessageState state) {
+  switch (state) {
+    case MessageState::kPending:
+      return "pending";
+    case MessageState::kClaimed:
+      return "claimed";
+    case MessageState::kDead:
+      return "dead";
+    case MessageState::kAcked:
+      return "acked";
+  }
+  return "pending";
 }
 
 }  // namespace leasehold

@@ -404,6 +404,10 @@ AppliedWrite RecordTable::ApplyStaged(Time now, const StagedRecordWrite& w) {
       assert(r.has_value() && r->done);
       break;
     }
+    case StagedWriteKind::kCompleteOperation:
+    case StagedWriteKind::kEnqueue:
+      assert(false && "not a record write");
+      break;
   }
   return out;
 }

@@ -7,6 +7,15 @@ std::string StagedRecordWrite::Describe() const {
          ns + "\"";
 }
 
+std::string StagedOperation::Describe() const {
+  return "completion of operation \"" + op_id + "\" in \"" + ns + "\"";
+}
+
+std::string StagedEnqueue::Describe() const {
+  return "enqueue of \"" + key + "\" to topic \"" + topic + "\" in \"" + ns +
+         "\"";
+}
+
 Status StagedWrites::Admit(const StagingLimits& limits,
                            std::size_t bytes) const {
   if (writes_.size() >= limits.max_writes) {

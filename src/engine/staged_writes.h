@@ -6,10 +6,10 @@
 // Each kind of staged write is one alternative of StagedWrite, owned by the
 // table that applies it (records: RecordTable). A kind is checked twice: when
 // staged, against the committed state; and at commit, against the state the
-// transaction's earlier writes leave, before anything is applied. Later kinds
-// (idempotent operation records, outbox messages) join the variant; the
+// transaction's earlier writes leave, before anything is applied. The
 // engine's commit visits every alternative in both passes, so a new kind
-// that lacks a check or an apply does not compile.
+// that lacks a check or an apply does not compile. Operation completions
+// belong to OperationTable, outbox messages to OutboxTable.
 #ifndef LEASEHOLD_ENGINE_STAGED_WRITES_H_
 #define LEASEHOLD_ENGINE_STAGED_WRITES_H_
 
@@ -45,7 +45,34 @@ struct StagedRecordWrite {
   std::string Describe() const;
 };
 
-using StagedWrite = std::variant<StagedRecordWrite>;
+// The staged completion of an idempotent operation.
+struct StagedOperation {
+  std::string ns;
+  std::string op_id;
+  std::string outcome;  // JSON text
+
+  std::size_t bytes() const {
+    return ns.size() + op_id.size() + outcome.size();
+  }
+  std::string Describe() const;
+};
+
+// A staged outbox message; its id is reserved when staged.
+struct StagedEnqueue {
+  std::string ns;
+  std::string topic;
+  std::string key;
+  std::string payload;  // JSON text
+  std::uint64_t id = 0;
+
+  std::size_t bytes() const {
+    return ns.size() + topic.size() + key.size() + payload.size();
+  }
+  std::string Describe() const;
+};
+
+using StagedWrite =
+    std::variant<StagedRecordWrite, StagedOperation, StagedEnqueue>;
 
 struct StagingLimits {
   std::size_t max_writes = 0;

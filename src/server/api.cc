@@ -255,7 +255,8 @@ void Api::Handle(ApiRequest request, Respond respond) {
   const std::size_t n = p.size();
 
   if (n == 0 ||
-      (p[0] != "sessions" && p[0] != "applocks" && p[0] != "records") ||
+      (p[0] != "sessions" && p[0] != "applocks" && p[0] != "records" &&
+       p[0] != "operations" && p[0] != "outbox") ||
       (p[0] != "sessions" && n < 2)) {
     return c.Fail(NoRoute(m, raw_path));
   }
@@ -349,6 +350,22 @@ void Api::Route(Call& c) {
       if (p[3] == "checkin") return Checkin(c, ns, p[2]);
       if (p[3] == "break") return BreakCheckout(c, ns, p[2]);
     }
+  } else if (p[0] == "operations") {
+    const std::string& ns = p[1];
+    if (n == 4 && m == "POST" && p[3] == "begin") {
+      return BeginOperation(c, ns, p[2]);
+    }
+    if (n == 4 && m == "POST" && p[3] == "complete") {
+      return CompleteOperation(c, ns, p[2]);
+    }
+  } else if (p[0] == "outbox" && n >= 3) {
+    const std::string& ns = p[1];
+    if (n == 3 && m == "POST") return Enqueue(c, ns, p[2]);
+    if (n == 3 && m == "GET") return GetOutbox(c, ns, p[2]);
+    if (n == 4 && m == "POST" && p[3] == "claim") {
+      return ClaimMessages(c, ns, p[2]);
+    }
+    if (n == 4 && m == "POST" && p[3] == "ack") return AckMessage(c, ns, p[2]);
   }
   c.Fail(NoRoute(m, c.raw_path));
 }

@@ -32,6 +32,8 @@ class EngineService::Sink final : public EventSink {
     if (e.deadlock != nullptr) o.deadlock = *e.deadlock;
     o.holder = e.holder;
     o.version = e.version;
+    o.key = e.key;
+    o.message = e.message;
     events.push_back(std::move(o));
   }
   std::vector<OwnedEvent> events;

@@ -45,6 +45,8 @@ struct OwnedEvent {
   std::optional<DeadlockReport> deadlock;
   std::string holder;
   std::uint64_t version = 0;
+  std::string key;        // outbox: the message's deduplication key
+  MessageId message = 0;  // outbox
 };
 
 // An AcquireRequest whose names live as long as it does.

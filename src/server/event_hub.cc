@@ -29,6 +29,12 @@ std::string SseFrame(const OwnedEvent& e) {
   if (e.until) o["until"] = TimeJson(*e.until);
   if (!e.holder.empty()) o["holder"] = e.holder;
   if (e.version != 0) o["version"] = e.version;
+  if (e.message != 0) {
+    o["topic"] = e.resource;
+    o["key"] = e.key;
+    o["id"] = e.message;
+    if (e.type == EventType::kOutboxClaimed) o["attempt"] = e.count;
+  }
   if (e.deadlock) {
     json::array cycle;
     for (const WaitForEdge& edge : e.deadlock->cycle) {

@@ -1,5 +1,6 @@
 // The handlers behind Api: one function per endpoint, grouped by resource
-// (handlers_sessions.cc, handlers_applocks.cc, handlers_records.cc).
+// (handlers_sessions.cc, handlers_applocks.cc, handlers_records.cc,
+// handlers_outbox.cc).
 // Internal to the server.
 #ifndef LEASEHOLD_SERVER_HANDLERS_H_
 #define LEASEHOLD_SERVER_HANDLERS_H_
@@ -87,6 +88,14 @@ void Checkin(Call& c, const std::string& ns, const std::string& key);
 void DeleteRecord(Call& c, const std::string& ns, const std::string& key);
 void Purge(Call& c, const std::string& ns);
 void BreakCheckout(Call& c, const std::string& ns, const std::string& key);
+
+void BeginOperation(Call& c, const std::string& ns, const std::string& op_id);
+void CompleteOperation(Call& c, const std::string& ns,
+                       const std::string& op_id);
+void Enqueue(Call& c, const std::string& ns, const std::string& topic);
+void ClaimMessages(Call& c, const std::string& ns, const std::string& topic);
+void AckMessage(Call& c, const std::string& ns, const std::string& topic);
+void GetOutbox(Call& c, const std::string& ns, const std::string& topic);
 
 }  // namespace leasehold::server
 

@@ -120,7 +120,15 @@ void EndTransaction(Call& c, SessionId id, bool commit) {
             json::object o{{"op", StagedWriteKindName(w.kind)},
                            {"ns", w.ns},
                            {"key", w.key}};
-            if (w.kind != StagedWriteKind::kDelete) o["version"] = w.version;
+            if (w.kind == StagedWriteKind::kInsert ||
+                w.kind == StagedWriteKind::kSave) {
+              o["version"] = w.version;
+            }
+            if (w.kind == StagedWriteKind::kEnqueue) {
+              o["topic"] = w.topic;
+              o["id"] = w.message;
+              o["duplicate"] = w.duplicate;
+            }
             applied.push_back(std::move(o));
           }
           return JsonResponse(200, json::object{{"committed", true},

@@ -59,6 +59,18 @@ void Metrics::OnEvents(const std::vector<OwnedEvent>& events) {
       case EventType::kSessionClosed:
         waiting_since_.erase(e.session);
         break;
+      case EventType::kOutboxEnqueued:
+        ++enqueued_;
+        break;
+      case EventType::kOutboxClaimed:
+        ++claimed_;
+        break;
+      case EventType::kOutboxAcked:
+        ++acked_;
+        break;
+      case EventType::kOperationCompleted:
+        ++operations_completed_;
+        break;
       default:
         break;
     }
@@ -117,6 +129,17 @@ std::string Metrics::Render(const EngineStats& engine, std::size_t parked,
         static_cast<double>(engine.active_checkouts));
   gauge("leasehold_keys", "Keys with a record or a lease.",
         static_cast<double>(engine.keys));
+  Metric(out, "leasehold_outbox_messages_total", "counter",
+         "Outbox messages enqueued, claims handed out, and acks.");
+  const std::pair<const char*, std::uint64_t> outbox[] = {
+      {"enqueued", enqueued_}, {"claimed", claimed_}, {"acked", acked_}};
+  for (const auto& [what, n] : outbox) {
+    out << "leasehold_outbox_messages_total{event=\"" << what << "\"} " << n
+        << "\n";
+  }
+  counter("leasehold_operations_completed_total",
+          "Idempotent operations completed (at commit).",
+          static_cast<double>(operations_completed_));
   counter("leasehold_store_batches_total", "Store commits (one fsync each).",
           static_cast<double>(store.batches));
   counter("leasehold_store_entries_total", "Journal entries committed.",

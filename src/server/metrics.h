@@ -38,6 +38,8 @@ class Metrics {
   double wait_sum_ = 0;
   std::unordered_map<SessionId, Time> waiting_since_;
   std::uint64_t sessions_expired_ = 0;
+  std::uint64_t enqueued_ = 0, claimed_ = 0, acked_ = 0;
+  std::uint64_t operations_completed_ = 0;
 };
 
 }  // namespace leasehold::server

@@ -6,8 +6,17 @@ Result<std::unique_ptr<Engine>> RestoreEngine(Store& store,
                                               const EngineOptions& options,
                                               Time now) {
   auto engine = std::make_unique<Engine>(options);
-  auto fences = store.Load(
-      [&](KeyRow&& row) { return engine->RestoreKey(now, std::move(row)); });
+  Store::Visitors visit;
+  visit.key = [&](KeyRow&& row) {
+    return engine->RestoreKey(now, std::move(row));
+  };
+  visit.operation = [&](OperationRow&& row) {
+    return engine->RestoreOperation(std::move(row));
+  };
+  visit.message = [&](MessageRow&& row) {
+    return engine->RestoreMessage(std::move(row));
+  };
+  auto fences = store.Load(visit);
   const Status st = fences ? engine->RestoreFences(*fences) : fences.error();
   if (!st.ok()) {
     return std::unexpected(

@@ -19,12 +19,19 @@ class Store {
  public:
   virtual ~Store() = default;
 
-  // Calls `on_key` for every stored key, in (ns, key) byte order, then
-  // returns the fence reservation. Stops at the first error `on_key`
-  // returns, and returns it. Fails (kUnavailable) when the data cannot be
-  // read. Streaming keeps a restart's memory to the engine's own.
+  // Calls `key` for every stored key, in (ns, key) byte order, then
+  // `operation` for every completed operation, then `message` for every
+  // outbox message (in (ns, topic, id) order), then returns the fence
+  // reservation. An empty visitor skips its rows. Stops at the first error
+  // a visitor returns, and returns it. Fails (kUnavailable) when the data
+  // cannot be read. Streaming keeps a restart's memory to the engine's own.
   using KeyVisitor = std::function<Status(KeyRow&& row)>;
-  virtual Result<Fence> Load(const KeyVisitor& on_key) = 0;
+  struct Visitors {
+    KeyVisitor key = {};
+    std::function<Status(OperationRow&& row)> operation = {};
+    std::function<Status(MessageRow&& row)> message = {};
+  };
+  virtual Result<Fence> Load(const Visitors& visit) = 0;
 
   // Everything stored, collected (for tests and tools).
   Result<DurableState> LoadAll();

@@ -10,8 +10,8 @@
 // operating (/healthz, /metrics, /v1/events), plus the seed walkthroughs,
 // deadlock latency and the HTTP connection limits (header size, read
 // timeout, connection count).
-// Not covered here: "Idempotent operations and the outbox", `GET /` and
-// authentication (401/403), which are later work.
+// Not covered here: "Idempotent operations and the outbox" (see
+// outbox_contract_test.cc), `GET /` and authentication (401/403).
 //
 // When this file and API.md disagree, one of them is wrong: fix the server
 // or change the contract (with a version bump), never just the test.

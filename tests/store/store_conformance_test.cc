@@ -215,12 +215,73 @@ TEST_P(StoreConformance, LoadsInNamespaceAndKeyByteOrder) {
 TEST_P(StoreConformance, LoadStopsAtTheVisitorsError) {
   Append({Put(Row("a")), Put(Row("b")), Put(Row("c"))});
   int seen = 0;
-  auto result = store_->Load([&](KeyRow&&) {
+  auto result = store_->Load({.key = [&](KeyRow&&) {
     return ++seen == 2 ? Status(StatusCode::kBadRequest, "stop") : Status::Ok();
-  });
+  }});
   ASSERT_FALSE(result.has_value());
   EXPECT_EQ(result.error().message(), "stop");
   EXPECT_EQ(seen, 2);
+}
+
+JournalEntry PutOperation(const OperationRow& o) {
+  JournalEntry e;
+  e.kind = JournalEntry::Kind::kPutOperation;
+  e.operation = o;
+  return e;
+}
+
+JournalEntry PutMessage(const MessageRow& m) {
+  JournalEntry e;
+  e.kind = JournalEntry::Kind::kPutMessage;
+  e.message = m;
+  return e;
+}
+
+MessageRow Message(std::string topic, std::uint64_t id, std::string key) {
+  MessageRow m;
+  m.ns = "docs";
+  m.topic = std::move(topic);
+  m.id = id;
+  m.key = std::move(key);
+  m.payload = R"({"to":"a@example.com"})";
+  m.enqueued_at = Time(Duration(1'767'225'600'000'001));
+  return m;
+}
+
+TEST_P(StoreConformance, OperationsRoundTripAndReplace) {
+  const OperationRow a{"docs", "inv-1", R"({"total":42})",
+                       Time(Duration(1'767'225'600'123'456))};
+  OperationRow b{"other", "inv-1", std::string("bin\0ary", 7),
+                 Time(Duration(7))};
+  Append({PutOperation(a), PutOperation(b)});
+  b.outcome = "replaced";
+  Append({PutOperation(b)});
+  const DurableState s = Load();
+  ASSERT_EQ(s.operations.size(), 2u);
+  EXPECT_EQ(s.operations[0], a);
+  EXPECT_EQ(s.operations[1], b);
+}
+
+TEST_P(StoreConformance, MessagesRoundTripEveryFieldInIdOrder) {
+  MessageRow claimed = Message("mail", 2, "receipt-2");
+  claimed.attempts = 3;
+  claimed.consumer = "worker-1";
+  claimed.claim_token = "0123456789abcdef";
+  claimed.lease_expires_at = Time(Duration(1'767'225'600'999'999));
+  MessageRow acked = Message("mail", 1, "receipt-1");
+  acked.payload.clear();
+  acked.acked = true;
+  acked.attempts = 1;
+  const MessageRow other_topic = Message("sms", 3, "receipt-1");
+  Append({PutMessage(claimed), PutMessage(Message("mail", 1, "receipt-1")),
+          PutMessage(other_topic)});
+  Append({PutMessage(acked)});  // replaces id 1
+  Reopen();
+  const DurableState s = Load();
+  ASSERT_EQ(s.messages.size(), 3u);
+  EXPECT_EQ(s.messages[0], acked);
+  EXPECT_EQ(s.messages[1], claimed);
+  EXPECT_EQ(s.messages[2], other_topic);
 }
 
 TEST_P(StoreConformance, EverythingSurvivesReopening) {

@@ -23,6 +23,30 @@ CREATE TABLE meta (
 );
 INSERT INTO meta (name, value) VALUES ('fences_reserved', 0);
 )sql"},
+    {2, R"sql(
+CREATE TABLE operations (
+  ns            TEXT    NOT NULL,
+  op_id         TEXT    NOT NULL,
+  outcome       BLOB    NOT NULL,   -- JSON text
+  completed_us  INTEGER NOT NULL,   -- microseconds since 1970, UTC
+  PRIMARY KEY (ns, op_id)
+) WITHOUT ROWID;
+CREATE TABLE outbox (
+  ns                TEXT    NOT NULL,
+  topic             TEXT    NOT NULL,
+  id                INTEGER NOT NULL,
+  key               TEXT    NOT NULL,
+  payload           BLOB    NOT NULL,   -- JSON text; empty once acked
+  enqueued_us       INTEGER NOT NULL,
+  attempts          INTEGER NOT NULL,
+  acked             INTEGER NOT NULL,
+  consumer          TEXT    NOT NULL,
+  claim_token       TEXT    NOT NULL,
+  lease_expires_us  INTEGER,            -- NULL: never claimed
+  PRIMARY KEY (ns, topic, id)
+) WITHOUT ROWID;
+CREATE UNIQUE INDEX outbox_key ON outbox (ns, topic, key);
+)sql"},
 };
 
 }  // namespace

@@ -69,29 +69,22 @@ class SqliteStore final : public Store {
     return PrepareStatements();
   }
 
-  Result<Fence> Load(const KeyVisitor& on_key) override {
-    auto rows = db_.Prepare(
-        "SELECT ns, key, has_record, body, version, locked_by, token, "
-        "lock_expires_us, fence FROM keys ORDER BY ns, key");
-    if (!rows) return std::unexpected(rows.error());
-    int rc;
-    while ((rc = rows->Step()) == SQLITE_ROW) {
-      KeyRow row;
-      row.ns = rows->ColumnText(0);
-      row.key = rows->ColumnText(1);
-      row.has_record = rows->ColumnInt(2) != 0;
-      row.body = rows->ColumnText(3);
-      row.version = static_cast<std::uint64_t>(rows->ColumnInt(4));
-      row.locked_by = rows->ColumnText(5);
-      row.token = rows->ColumnText(6);
-      if (!rows->ColumnIsNull(7)) {
-        row.lock_expires_at = FromMicros(rows->ColumnInt(7));
-      }
-      row.fence = static_cast<Fence>(rows->ColumnInt(8));
-      if (Status st = on_key(std::move(row)); !st.ok())
+  Result<Fence> Load(const Visitors& visit) override {
+    if (visit.key) {
+      if (Status st = LoadKeys(visit.key); !st.ok()) {
         return std::unexpected(st);
+      }
     }
-    if (rc != SQLITE_DONE) return std::unexpected(Corrupt("reading keys"));
+    if (visit.operation) {
+      if (Status st = LoadOperations(visit.operation); !st.ok()) {
+        return std::unexpected(st);
+      }
+    }
+    if (visit.message) {
+      if (Status st = LoadMessages(visit.message); !st.ok()) {
+        return std::unexpected(st);
+      }
+    }
     auto fences =
         db_.QueryInt("SELECT value FROM meta WHERE name = 'fences_reserved'");
     if (!fences) return std::unexpected(Corrupt("reading meta"));
@@ -113,6 +106,78 @@ class SqliteStore final : public Store {
   std::string Describe() const override { return "sqlite:" + path_; }
 
  private:
+  Status LoadKeys(const KeyVisitor& on_key) {
+    auto rows = db_.Prepare(
+        "SELECT ns, key, has_record, body, version, locked_by, token, "
+        "lock_expires_us, fence FROM keys ORDER BY ns, key");
+    if (!rows) return rows.error();
+    int rc;
+    while ((rc = rows->Step()) == SQLITE_ROW) {
+      KeyRow row;
+      row.ns = rows->ColumnText(0);
+      row.key = rows->ColumnText(1);
+      row.has_record = rows->ColumnInt(2) != 0;
+      row.body = rows->ColumnText(3);
+      row.version = static_cast<std::uint64_t>(rows->ColumnInt(4));
+      row.locked_by = rows->ColumnText(5);
+      row.token = rows->ColumnText(6);
+      if (!rows->ColumnIsNull(7)) {
+        row.lock_expires_at = FromMicros(rows->ColumnInt(7));
+      }
+      row.fence = static_cast<Fence>(rows->ColumnInt(8));
+      if (Status st = on_key(std::move(row)); !st.ok()) return st;
+    }
+    if (rc != SQLITE_DONE) return Corrupt("reading keys");
+    return Status::Ok();
+  }
+
+  Status LoadOperations(
+      const std::function<Status(OperationRow&&)>& on_operation) {
+    auto rows = db_.Prepare(
+        "SELECT ns, op_id, outcome, completed_us FROM operations "
+        "ORDER BY ns, op_id");
+    if (!rows) return rows.error();
+    int rc;
+    while ((rc = rows->Step()) == SQLITE_ROW) {
+      OperationRow row;
+      row.ns = rows->ColumnText(0);
+      row.op_id = rows->ColumnText(1);
+      row.outcome = rows->ColumnText(2);
+      row.completed_at = FromMicros(rows->ColumnInt(3));
+      if (Status st = on_operation(std::move(row)); !st.ok()) return st;
+    }
+    if (rc != SQLITE_DONE) return Corrupt("reading operations");
+    return Status::Ok();
+  }
+
+  Status LoadMessages(const std::function<Status(MessageRow&&)>& on_message) {
+    auto rows = db_.Prepare(
+        "SELECT ns, topic, id, key, payload, enqueued_us, attempts, acked, "
+        "consumer, claim_token, lease_expires_us FROM outbox "
+        "ORDER BY ns, topic, id");
+    if (!rows) return rows.error();
+    int rc;
+    while ((rc = rows->Step()) == SQLITE_ROW) {
+      MessageRow row;
+      row.ns = rows->ColumnText(0);
+      row.topic = rows->ColumnText(1);
+      row.id = static_cast<std::uint64_t>(rows->ColumnInt(2));
+      row.key = rows->ColumnText(3);
+      row.payload = rows->ColumnText(4);
+      row.enqueued_at = FromMicros(rows->ColumnInt(5));
+      row.attempts = static_cast<std::uint32_t>(rows->ColumnInt(6));
+      row.acked = rows->ColumnInt(7) != 0;
+      row.consumer = rows->ColumnText(8);
+      row.claim_token = rows->ColumnText(9);
+      if (!rows->ColumnIsNull(10)) {
+        row.lease_expires_at = FromMicros(rows->ColumnInt(10));
+      }
+      if (Status st = on_message(std::move(row)); !st.ok()) return st;
+    }
+    if (rc != SQLITE_DONE) return Corrupt("reading the outbox");
+    return Status::Ok();
+  }
+
   // Refuses files that are not leasehold databases or are too new.
   Status CheckIdentity() {
     auto app = db_.QueryInt("PRAGMA application_id");
@@ -198,6 +263,14 @@ class SqliteStore final : public Store {
          "locked_by = excluded.locked_by, token = excluded.token, "
          "lock_expires_us = excluded.lock_expires_us, fence = excluded.fence"},
         {&delete_key_, "DELETE FROM keys WHERE ns = ?1 AND key = ?2"},
+        {&put_operation_,
+         "INSERT OR REPLACE INTO operations (ns, op_id, outcome, "
+         "completed_us) VALUES (?1, ?2, ?3, ?4)"},
+        {&put_message_,
+         "INSERT OR REPLACE INTO outbox (ns, topic, id, key, payload, "
+         "enqueued_us, attempts, acked, consumer, claim_token, "
+         "lease_expires_us) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
+         "?11)"},
         {&reserve_,
          "UPDATE meta SET value = max(value, ?1) WHERE name = "
          "'fences_reserved'"},
@@ -239,8 +312,35 @@ class SqliteStore final : public Store {
       case JournalEntry::Kind::kReserveFences:
         reserve_.BindInt(1, static_cast<std::int64_t>(e.fences_reserved));
         return Run(reserve_);
+      case JournalEntry::Kind::kPutOperation:
+        return PutOperation(e.operation);
+      case JournalEntry::Kind::kPutMessage:
+        return PutMessage(e.message);
     }
     return Status(StatusCode::kInternal, "unknown journal entry");
+  }
+
+  Status PutOperation(const OperationRow& o) {
+    put_operation_.BindText(1, o.ns);
+    put_operation_.BindText(2, o.op_id);
+    put_operation_.BindBlob(3, o.outcome);
+    put_operation_.BindInt(4, ToMicros(o.completed_at));
+    return Run(put_operation_);
+  }
+
+  Status PutMessage(const MessageRow& m) {
+    put_message_.BindText(1, m.ns);
+    put_message_.BindText(2, m.topic);
+    put_message_.BindInt(3, static_cast<std::int64_t>(m.id));
+    put_message_.BindText(4, m.key);
+    put_message_.BindBlob(5, m.payload);
+    put_message_.BindInt(6, ToMicros(m.enqueued_at));
+    put_message_.BindInt(7, static_cast<std::int64_t>(m.attempts));
+    put_message_.BindInt(8, m.acked ? 1 : 0);
+    put_message_.BindText(9, m.consumer);
+    put_message_.BindText(10, m.claim_token);
+    BindTime(put_message_, 11, m.lease_expires_at);
+    return Run(put_message_);
   }
 
   static void BindTime(Statement& s, int i, const std::optional<Time>& t) {
@@ -272,7 +372,7 @@ class SqliteStore final : public Store {
   Database db_;
   int schema_version_ = 0;
   Statement begin_, commit_, rollback_, put_key_, put_lease_, delete_key_,
-      reserve_;
+      reserve_, put_operation_, put_message_;
 };
 
 }  // namespace

@@ -161,3 +161,43 @@ TEST(SqliteStore, OptionsAreChecked) {
 
 }  // namespace
 }  // namespace leasehold
+
+namespace leasehold {
+namespace {
+
+// A file written by schema version 1 (keys and meta only) opens, keeps its
+// keys and gains the operations and outbox tables.
+TEST(SqliteStore, MigratesAVersion1File) {
+  testing::TempDir dir;
+  const std::string path = dir.File("v1.db");
+  RawExec(path, R"sql(
+CREATE TABLE keys (
+  ns TEXT NOT NULL, key TEXT NOT NULL, has_record INTEGER NOT NULL,
+  body BLOB NOT NULL, version INTEGER NOT NULL, locked_by TEXT NOT NULL,
+  token TEXT NOT NULL, lock_expires_us INTEGER, fence INTEGER NOT NULL,
+  PRIMARY KEY (ns, key)) WITHOUT ROWID;
+CREATE TABLE meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+INSERT INTO meta (name, value) VALUES ('fences_reserved', 1048576);
+INSERT INTO keys VALUES ('docs', 'note', 1, x'6869', 3, 'Asha', 't', NULL, 9);
+PRAGMA application_id = 1280526404;
+PRAGMA user_version = 1;
+)sql");
+  auto store = OpenSqliteStore(path);
+  ASSERT_TRUE(store.has_value()) << store.error().ToString();
+  JournalEntry op;
+  op.kind = JournalEntry::Kind::kPutOperation;
+  op.operation = OperationRow{"docs", "inv-1", "{}", Time(Duration(5))};
+  ASSERT_TRUE((*store)->Append({op}).ok());
+  auto state = (*store)->LoadAll();
+  ASSERT_TRUE(state.has_value()) << state.error().ToString();
+  ASSERT_EQ(state->rows.size(), 1u);
+  EXPECT_EQ(state->rows[0].body, "hi");
+  EXPECT_EQ(state->rows[0].version, 3u);
+  EXPECT_EQ(state->fences_reserved, 1048576u);
+  ASSERT_EQ(state->operations.size(), 1u);
+  EXPECT_EQ(state->operations[0], op.operation);
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 2);
+}
+
+}  // namespace
+}  // namespace leasehold
