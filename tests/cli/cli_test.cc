@@ -19,12 +19,6 @@ namespace {
 namespace json = boost::json;
 using std::chrono::milliseconds;
 
-struct CommandRun {
-  int code = -1;
-  std::string out;
-  json::value json() const { return json::parse(out); }
-};
-
 class CliTest : public ::testing::Test {
  protected:
   CliTest() : server_(dir_.File("data")) {}
@@ -35,19 +29,7 @@ class CliTest : public ::testing::Test {
     const std::string command =
         "LEASEHOLD_URL=http://127.0.0.1:" + std::to_string(server_.port()) +
         " " + LeaseholdBinary() + " " + args + " 2>>" + dir_.File("stderr");
-    return Shell(command);
-  }
-
-  static CommandRun Shell(const std::string& command) {
-    CommandRun r;
-    FILE* pipe = ::popen(command.c_str(), "r");
-    if (pipe == nullptr) return r;
-    char buf[4096];
-    std::size_t n = 0;
-    while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) r.out.append(buf, n);
-    const int status = ::pclose(pipe);
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return r;
+    return RunShell(command);
   }
 
   std::string Stderr() {
@@ -224,13 +206,13 @@ TEST_F(CliTest, ExitCodesTellScriptsWhatHappened) {
   EXPECT_EQ(Leasehold("save k --body x").code, 2);        // no proof
   // Unreachable: a port nobody listens on.
   EXPECT_EQ(
-      Shell(LeaseholdBinary() + " ls --url http://127.0.0.1:1 2>/dev/null")
+      RunShell(LeaseholdBinary() + " ls --url http://127.0.0.1:1 2>/dev/null")
           .code,
       3);
   auto bad =
       Leasehold("put " + std::string(256, 'k') + " --ns docs --body x --json");
   EXPECT_EQ(bad.code, 3);
-  auto help = Shell(LeaseholdBinary() + " --help");
+  auto help = RunShell(LeaseholdBinary() + " --help");
   EXPECT_EQ(help.code, 0);
   EXPECT_NE(help.out.find("Exit codes"), std::string::npos) << help.out;
 }

@@ -30,12 +30,6 @@ constexpr int kRuns = 3;
 // the suite quick under sanitizers, and still give a real race.
 constexpr int kLeaseholdRows = 1'000;
 
-struct CommandRun {
-  int code = -1;
-  std::string out;
-  json::object json() const { return json::parse(out).as_object(); }
-};
-
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path);
   return std::string(std::istreambuf_iterator<char>(in), {});
@@ -135,19 +129,8 @@ class RaceTest : public ::testing::TestWithParam<Kind> {
   }
 
   CommandRun Leasehold(const std::string& args) {
-    return Shell(LeaseholdBinary() + " " + args + " 2>>" + dir_.File("stderr"));
-  }
-
-  static CommandRun Shell(const std::string& command) {
-    CommandRun r;
-    FILE* pipe = ::popen(command.c_str(), "r");
-    if (pipe == nullptr) return r;
-    char buf[4096];
-    std::size_t n = 0;
-    while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) r.out.append(buf, n);
-    const int status = ::pclose(pipe);
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return r;
+    return RunShell(LeaseholdBinary() + " " + args + " 2>>" +
+                    dir_.File("stderr"));
   }
 
   std::string Stderr() { return ReadFile(dir_.File("stderr")); }
@@ -161,7 +144,7 @@ class RaceTest : public ::testing::TestWithParam<Kind> {
                          " --json " + extra);
     EXPECT_EQ(run.code, 0) << Stderr();
     if (run.code != 0) return {};
-    json::object o = run.json();
+    json::object o = run.json().as_object();
     const auto& by_winners = o.at("documents_by_winners").as_object();
     const auto& by_session = o.at("grants_by_session").as_object();
     for (const char* k : {"0", "1", "2"}) EXPECT_TRUE(by_winners.contains(k));
@@ -253,7 +236,7 @@ TEST_P(RaceTest, DemoExpiry) {
   auto run =
       Leasehold("demo expiry --ttl 1s --json --target '" + target_ + "'");
   ASSERT_EQ(run.code, 0) << Stderr() << run.out;
-  const json::object o = run.json();
+  const json::object o = run.json().as_object();
   EXPECT_EQ(o.at("walkthrough"), "expiry");
   EXPECT_TRUE(o.at("ok").as_bool());
   EXPECT_EQ(StepResults(o),
@@ -269,7 +252,7 @@ TEST_P(RaceTest, DemoCheckin) {
       << run.out;
   auto as_json = Leasehold("demo checkin --json --target '" + target_ + "'");
   ASSERT_EQ(as_json.code, 0) << Stderr();
-  EXPECT_EQ(StepResults(as_json.json()),
+  EXPECT_EQ(StepResults(as_json.json().as_object()),
             (std::vector<std::string>{"1", "locked_by Asha, locked", "0", "1",
                                       "locked_by (none), free"}));
 }

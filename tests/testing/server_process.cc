@@ -9,6 +9,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
@@ -53,6 +54,18 @@ void HttpClient::SetBearerToken(const std::string& token) {
 }
 
 std::string LeaseholdBinary() { return LEASEHOLD_BINARY; }
+
+CommandRun RunShell(const std::string& command) {
+  CommandRun r;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return r;
+  char buf[4096];
+  std::size_t n = 0;
+  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) r.out.append(buf, n);
+  const int status = ::pclose(pipe);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
 
 void HttpClient::Send(const std::string& method, const std::string& target,
                       const std::string& body) {

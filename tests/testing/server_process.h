@@ -55,6 +55,16 @@ class HttpClient {
 // The path of the `leasehold` binary under test.
 std::string LeaseholdBinary();
 
+// What a shell command printed on stdout, and its exit status (-1 if it
+// did not exit normally).
+struct CommandRun {
+  int code = -1;
+  std::string out;
+  boost::json::value json() const { return boost::json::parse(out); }
+};
+// Runs `command` with /bin/sh, as a script would, and waits for it.
+CommandRun RunShell(const std::string& command);
+
 class ServerProcess {
  public:
   // Starts `leasehold serve` with `data_dir` (and `config`, if not empty);
