@@ -20,20 +20,6 @@ namespace {
 
 constexpr auto kNoThrow = asio::as_tuple(asio::use_awaitable);
 
-std::string_view VerbOf(Method m) {
-  switch (m) {
-    case Method::kGet:
-      return "GET";
-    case Method::kPost:
-      return "POST";
-    case Method::kPut:
-      return "PUT";
-    case Method::kDelete:
-      return "DELETE";
-  }
-  return "GET";
-}
-
 }  // namespace
 
 class HttpConnection::Impl {
@@ -88,7 +74,7 @@ class HttpConnection::Impl {
   void FormatRequest(Method method, std::string_view target,
                      std::string_view body) {
     request_.clear();
-    request_.append(VerbOf(method)).append(" ").append(target);
+    request_.append(MethodName(method)).append(" ").append(target);
     request_.append(" HTTP/1.1\r\nHost: ").append(host_header_);
     if (!authorization_.empty()) {
       request_.append("\r\nAuthorization: ").append(authorization_);
@@ -135,5 +121,19 @@ asio::awaitable<HttpAnswer> HttpConnection::Request(Method method,
 }
 
 void HttpConnection::Close() { impl_->Close(); }
+
+std::string_view MethodName(Method m) {
+  switch (m) {
+    case Method::kGet:
+      return "GET";
+    case Method::kPost:
+      return "POST";
+    case Method::kPut:
+      return "PUT";
+    case Method::kDelete:
+      return "DELETE";
+  }
+  return "GET";
+}
 
 }  // namespace leasehold::loadgen

@@ -24,6 +24,9 @@ struct ServerAddress {
 
 enum class Method { kGet, kPost, kPut, kDelete };
 
+// "GET", "POST", "PUT" or "DELETE".
+std::string_view MethodName(Method m);
+
 struct HttpAnswer {
   // Transport or protocol failure; when set, status and body are empty.
   boost::system::error_code error;

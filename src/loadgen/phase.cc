@@ -25,20 +25,6 @@ namespace {
 constexpr std::size_t kErrorSamples = 5;
 constexpr std::size_t kSampleBodyChars = 200;
 
-const char* MethodName(Method m) {
-  switch (m) {
-    case Method::kGet:
-      return "GET";
-    case Method::kPost:
-      return "POST";
-    case Method::kPut:
-      return "PUT";
-    case Method::kDelete:
-      return "DELETE";
-  }
-  return "?";
-}
-
 // What the server and this process spent inside the window: CPU time, and
 // the server's group commits. Sampled by a coroutine of its own, on its own
 // connection, at the window's edges.
