@@ -10,6 +10,7 @@
 #include "loadgen/bench.h"
 #include "loadgen/report.h"
 #include "loadgen/spawned_server.h"
+#include "loadgen/target_bench.h"
 
 namespace leasehold::cli {
 namespace {
@@ -20,6 +21,7 @@ using std::chrono::milliseconds;
 
 struct BenchFlags {
   std::string url = "http://127.0.0.1:7070";
+  std::string target;
   std::string scenario = "applock";
   int connections = 50;
   int threads = 1;
@@ -82,7 +84,8 @@ Status ParseUrl(const std::string& url, loadgen::ServerAddress& out) {
 
 Result<BenchOptions> ToOptions(const BenchFlags& f) {
   BenchOptions o;
-  if (Status st = ParseUrl(f.url, o.server); !st.ok()) {
+  o.target = f.target;
+  if (Status st = ParseUrl(f.url, o.server); !st.ok() && o.target.empty()) {
     return std::unexpected(st);
   }
   o.server.token = f.token;
@@ -108,11 +111,24 @@ Result<BenchOptions> ToOptions(const BenchFlags& f) {
   return o;
 }
 
+// Prints the report as a table or JSON; the exit code.
+int Print(const loadgen::BenchReport& report, bool json) {
+  if (json) {
+    std::cout << boost::json::serialize(loadgen::ToJson(report)) << "\n";
+  } else {
+    std::cout << loadgen::FormatTable(report);
+  }
+  return report.ok() ? 0 : 1;
+}
+
 int RunBenchCommand(const BenchFlags& flags) {
   auto options = ToOptions(flags);
   if (!options) {
     std::cerr << "leasehold bench: " << options.error().message() << "\n";
     return 2;
+  }
+  if (!options->target.empty()) {
+    return Print(loadgen::RunTargetBench(*options), flags.json);
   }
   std::unique_ptr<loadgen::SpawnedServer> server;
   if (flags.spawn) {
@@ -131,12 +147,7 @@ int RunBenchCommand(const BenchFlags& flags) {
   loadgen::BenchReport report =
       loadgen::RunBench(*options, /*keep_idle=*/server != nullptr);
   report.spawned = server != nullptr;
-  if (flags.json) {
-    std::cout << boost::json::serialize(loadgen::ToJson(report)) << "\n";
-  } else {
-    std::cout << loadgen::FormatTable(report);
-  }
-  return report.ok() ? 0 : 1;
+  return Print(report, flags.json);
 }
 
 }  // namespace
@@ -148,8 +159,16 @@ void AddBenchCommand(CLI::App& app, int& exit_code) {
       "Load a running server over HTTP (closed loop, keep-alive) and report "
       "pairs/s, requests/s and latency percentiles; exit 1 on any unexpected "
       "answer");
-  bench->add_option("--url", flags->url, "server to load")
-      ->capture_default_str();
+  auto* url = bench->add_option("--url", flags->url, "server to load")
+                  ->capture_default_str();
+  bench
+      ->add_option(
+          "--target", flags->target,
+          "load this instead, one blocking thread per client, the same way "
+          "for every kind (docs/benchmarks.md): http://HOST:PORT (leasehold), "
+          "redis://HOST:PORT, postgresql://…[?mode=advisory|update], "
+          "sqlite:PATH, etcd://HOST:PORT")
+      ->excludes(url);
   bench
       ->add_option("--scenario", flags->scenario,
                    "applock: acquire+release of random names; checkout: "
@@ -188,10 +207,12 @@ void AddBenchCommand(CLI::App& app, int& exit_code) {
   bench->add_option("--token", flags->token, "bearer token to send");
   bench->add_option("--server-pid", flags->server_pid,
                     "server process for RSS (default: found by port)");
-  bench->add_flag("--spawn", flags->spawn,
-                  "start a private `leasehold serve` on a free port in a "
-                  "temporary directory, load it, report its RSS, stop it "
-                  "(--url is ignored)");
+  bench
+      ->add_flag("--spawn", flags->spawn,
+                 "start a private `leasehold serve` on a free port in a "
+                 "temporary directory, load it, report its RSS, stop it "
+                 "(--url is ignored)")
+      ->excludes("--target");
   bench->add_flag("--json", flags->json, "print one JSON object");
   bench->callback([flags, &exit_code] { exit_code = RunBenchCommand(*flags); });
 }

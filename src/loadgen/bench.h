@@ -26,9 +26,17 @@ struct IdleFigures {
   std::optional<std::uint64_t> rss_after;
 };
 
+// What a `--target` run was driven against.
+struct TargetFacts {
+  std::string kind;        // Target::Kind()
+  std::string durability;  // Target::Durability()
+  bool durable = false;
+};
+
 struct BenchReport {
   BenchOptions options;
-  std::vector<PhaseResult> phases;  // in order; see above
+  std::optional<TargetFacts> target;  // set by RunTargetBench
+  std::vector<PhaseResult> phases;    // in order; see above
   std::optional<IdleFigures> idle;
   int server_pid = 0;  // 0: unknown
   bool spawned = false;

@@ -20,6 +20,10 @@ enum class Scenario {
 
 struct BenchOptions {
   ServerAddress server;
+  // `--target URL` (targets/target.h): run through the blocking
+  // one-thread-per-client driver against any target. Empty: `server` is a
+  // leasehold server driven by the coroutine driver (phase.h).
+  std::string target;
   Scenario scenario = Scenario::kApplock;
   int connections = 50;
   int io_threads = 1;  // threads driving the connections
@@ -29,7 +33,8 @@ struct BenchOptions {
   std::string ns = "bench";                    // namespace used
   // kHot: how long an acquire may wait.
   std::chrono::milliseconds hot_timeout{5'000};
-  // kIdle: sessions opened, and locks each holds.
+  // kIdle: sessions opened, and locks each holds (with a target:
+  // idle_sessions × locks_per_session idle locks in the target's way).
   int idle_sessions = 10'000;
   int locks_per_session = 100;
   // The server's process id for RSS (0: look it up by the listen port when

@@ -1,7 +1,8 @@
 // HttpConnection: one HTTP/1.1 keep-alive client connection on Boost.Beast,
-// driven by C++20 coroutines. One request at a time (closed loop: the next
-// request goes out when the previous answer is in). TCP_NODELAY is set, so
-// a small request is sent at once. Not thread-safe: use it from one strand.
+// driven by C++20 coroutines (and a blocking twin below). One request at a time
+// (closed loop: the next request goes out when the previous answer is in).
+// TCP_NODELAY is set, so a small request is sent at once. Not thread-safe: use
+// it from one strand.
 #ifndef LEASEHOLD_LOADGEN_HTTP_CONNECTION_H_
 #define LEASEHOLD_LOADGEN_HTTP_CONNECTION_H_
 
@@ -48,6 +49,28 @@ class HttpConnection {
   boost::asio::awaitable<HttpAnswer> Request(Method method,
                                              std::string_view target,
                                              std::string_view body);
+
+  void Close();
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// BlockingHttpConnection: the same client with blocking calls, for a thread
+// that owns it (the `--target` driver runs one thread per client, for every
+// target alike). Same request format, same keep-alive and reconnect rules.
+// Not thread-safe: one thread at a time.
+class BlockingHttpConnection {
+ public:
+  explicit BlockingHttpConnection(ServerAddress address);
+  ~BlockingHttpConnection();
+  BlockingHttpConnection(const BlockingHttpConnection&) = delete;
+  BlockingHttpConnection& operator=(const BlockingHttpConnection&) = delete;
+
+  // As HttpConnection::Request, blocking until the answer is in.
+  HttpAnswer Request(Method method, std::string_view target,
+                     std::string_view body);
 
   void Close();
 

@@ -147,6 +147,19 @@ void Worker::Error(std::string what) {
   }
 }
 
+void AddTally(PhaseResult& r, Tally& t) {
+  r.requests.Merge(t.requests);
+  r.pairs.Merge(t.pairs);
+  r.errors += t.errors;
+  r.refused += t.refused;
+  for (auto& s : t.error_samples) {
+    if (r.error_samples.size() < kErrorSamples) {
+      r.error_samples.push_back(std::move(s));
+    }
+  }
+  r.pairs_per_connection.push_back(t.pairs.count());
+}
+
 double PhaseResult::pairs_per_second() const {
   return seconds > 0 ? static_cast<double>(pairs.count()) / seconds : 0;
 }
@@ -200,19 +213,7 @@ PhaseResult RunPhase(const BenchOptions& options, std::string name,
       std::chrono::duration<double>(
           duration ? std::chrono::nanoseconds(*duration) : finish - begin)
           .count();
-  for (auto& w : workers) {
-    Tally& t = w->tally();
-    r.requests.Merge(t.requests);
-    r.pairs.Merge(t.pairs);
-    r.errors += t.errors;
-    r.refused += t.refused;
-    for (auto& s : t.error_samples) {
-      if (r.error_samples.size() < kErrorSamples) {
-        r.error_samples.push_back(std::move(s));
-      }
-    }
-    r.pairs_per_connection.push_back(t.pairs.count());
-  }
+  for (auto& w : workers) AddTally(r, w->tally());
   probe.Fill(r);
   return r;
 }

@@ -103,6 +103,10 @@ struct PhaseResult {
   double requests_per_second() const;
 };
 
+// Adds one connection's tally to `r` (its pairs become one entry of
+// pairs_per_connection).
+void AddTally(PhaseResult& r, Tally& t);
+
 using WorkerBody = std::function<boost::asio::awaitable<void>(Worker&)>;
 
 // Runs `body` on `connections` workers. With `duration`, a timed phase

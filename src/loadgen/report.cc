@@ -137,11 +137,20 @@ Fairness FairnessOf(const PhaseResult& phase) {
 
 std::string FormatTable(const BenchReport& r) {
   const BenchOptions& o = r.options;
+  const std::string driver =
+      r.target
+          ? fmt::format(
+                "{} ({}; durable: {}), {} clients, one thread "
+                "each",
+                o.target, r.target->kind, r.target->durability, o.connections)
+          : fmt::format(
+                "http://{}:{}{}, {} connections on {} I/O "
+                "thread(s)",
+                o.server.host, o.server.port, r.spawned ? " (spawned)" : "",
+                o.connections, o.io_threads);
   std::string out = fmt::format(
-      "leasehold bench: scenario {}, http://{}:{}{}, {} connections on {} "
-      "I/O thread(s), warmup {:.1f} s, window {:.1f} s\n",
-      ScenarioName(o.scenario), o.server.host, o.server.port,
-      r.spawned ? " (spawned)" : "", o.connections, o.io_threads,
+      "leasehold bench: scenario {}, {}, warmup {:.1f} s, window {:.1f} s\n",
+      ScenarioName(o.scenario), driver,
       static_cast<double>(o.warmup.count()) / 1e3,
       static_cast<double>(o.duration.count()) / 1e3);
   out += fmt::format(
@@ -232,6 +241,13 @@ json::object ToJson(const BenchReport& r) {
        json::object{{"pid", r.server_pid > 0 ? json::value(r.server_pid)
                                              : json::value(nullptr)},
                     {"rss_bytes", MaybeBytes(r.rss_end)}}}};
+  if (r.target) {
+    out["url"] = o.target;
+    out["target"] = json::object{{"url", o.target},
+                                 {"kind", r.target->kind},
+                                 {"durable", r.target->durable},
+                                 {"durability", r.target->durability}};
+  }
   // The headline: the last timed phase.
   for (const PhaseResult& p : r.phases) {
     if (!p.timed) continue;

@@ -1,0 +1,213 @@
+#!/usr/bin/env bash
+# leasehold against the lock services people already run, in one run on one
+# machine: Redis, PostgreSQL, SQLite and etcd beside a leasehold server, all
+# on loopback, all driven by `leasehold bench --target` (the same client
+# code, concurrency and operation mix for each). Installs the peers from
+# Debian if missing, starts each with a throwaway data directory, runs every
+# scenario against every target, interleaved, ROUNDS times, stops everything
+# (also on Ctrl-C or error) and prints medians and leasehold's ratios.
+# Not part of the test command; see docs/benchmarks.md.
+#
+# Usage: bench/peers.sh BINARY [ROUNDS]
+#   BINARY   a Release build of leasehold, e.g. build-rel/src/exe/leasehold
+#   ROUNDS   default 3
+# Environment: WINDOW (measured, default 3s), WARMUP (default 500ms),
+#   OUT_DIR (default: BINARY's build directory /peers), SCENARIOS (names
+#   from the list below, space-separated; default all), IDLE_LOCKS
+#   (default 100000).
+# Writes OUT_DIR/peers.jsonl (one `leasehold bench --json` object per run,
+# plus round, scenario, target and load) and OUT_DIR/peers.md (the table).
+set -euo pipefail
+
+binary=$(realpath "${1:?usage: bench/peers.sh BINARY [ROUNDS]}")
+rounds=${2:-3}
+window=${WINDOW:-3s}
+warmup=${WARMUP:-500ms}
+idle_locks=${IDLE_LOCKS:-100000}
+out_dir=${OUT_DIR:-$(dirname "$(dirname "$(dirname "$binary")")")/peers}
+keys=100000
+here=$(cd "$(dirname "$0")" && pwd)
+
+# scenario label, `leasehold bench` scenario, clients
+all_scenarios=(
+  "applock-1 applock 1"
+  "applock-16 applock 16"
+  "applock-64 applock 64"
+  "hot-16 hot 16"
+  "checkout-64 checkout 64"
+  "idle-16 idle 16"
+)
+
+# --- peers from Debian, if missing --------------------------------------
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+missing=()
+command -v redis-server >/dev/null || missing+=(redis-server)
+command -v etcd >/dev/null || missing+=(etcd-server)
+command -v jq >/dev/null || missing+=(jq)
+[ -x /usr/lib/postgresql/15/bin/initdb ] || missing+=(postgresql-15)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "peers: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get -o DPkg::Lock::Timeout=300 update -qq
+  $sudo apt-get -o DPkg::Lock::Timeout=300 install -y -qq \
+    --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# --- a throwaway directory, everything stopped on exit -------------------
+work=$(mktemp -d /tmp/leasehold-peers-XXXXXX)
+chmod 755 "$work"
+pids=()
+pg_bin=/usr/lib/postgresql/15/bin
+as_pg=()
+if [ "$(id -u)" -eq 0 ]; then as_pg=(runuser -u postgres --); fi
+cleanup() {
+  set +e
+  if [ -f "$work/pg/postmaster.pid" ]; then
+    "${as_pg[@]}" "$pg_bin/pg_ctl" stop -D "$work/pg" -m fast -w >/dev/null 2>&1
+  fi
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null; done
+  rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
+
+free_port() {
+  local port
+  for _ in $(seq 50); do
+    port=$((20000 + RANDOM % 20000))
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+      echo "$port"
+      return 0
+    fi
+  done
+  return 1
+}
+
+wait_port() {  # PORT NAME: until something accepts on 127.0.0.1:PORT
+  for _ in $(seq 200); do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
+    sleep 0.05
+  done
+  echo "peers: $2 did not start; its log:" >&2
+  cat "$work/$2.log" >&2 || true
+  exit 1
+}
+
+# --- start the targets ----------------------------------------------------
+declare -A url pid_of durable_setting
+
+lh_port=$(free_port)
+"$binary" serve --listen "127.0.0.1:$lh_port" --data "$work/leasehold" \
+  >"$work/leasehold.log" 2>&1 &
+pids+=($!)
+pid_of[leasehold]=$!
+url[leasehold]="http://127.0.0.1:$lh_port"
+wait_port "$lh_port" leasehold
+
+start_redis() {  # NAME, then redis-server options
+  local name=$1 port
+  shift
+  port=$(free_port)
+  mkdir -p "$work/$name"
+  redis-server --bind 127.0.0.1 --port "$port" --dir "$work/$name" \
+    --save '' --daemonize no --protected-mode yes "$@" \
+    >"$work/$name.log" 2>&1 &
+  pids+=($!)
+  pid_of[$name]=$!
+  url[$name]="redis://127.0.0.1:$port"
+  wait_port "$port" "$name"
+}
+# Not durable: in memory only (the usual cache/lock set-up).
+start_redis redis --appendonly no
+# Durable: every write appended and fsynced before the reply.
+start_redis redis-aof --appendonly yes --appendfsync always
+
+# PostgreSQL 15: fsync and synchronous_commit on (the defaults, said out
+# loud); enough lock slots for the idle advisory locks (the shared lock
+# table holds max_locks_per_transaction × max_connections entries).
+pg_port=$(free_port)
+mkdir -p "$work/pg"
+if [ ${#as_pg[@]} -gt 0 ]; then chown postgres: "$work/pg"; fi
+"${as_pg[@]}" "$pg_bin/initdb" -D "$work/pg" -U postgres --auth=trust \
+  --encoding=UTF8 >"$work/postgresql.log" 2>&1
+"${as_pg[@]}" "$pg_bin/pg_ctl" start -D "$work/pg" -w -t 60 -l "$work/pg/server.log" \
+  -o "-c listen_addresses=127.0.0.1 -c port=$pg_port -c unix_socket_directories='$work/pg' -c fsync=on -c synchronous_commit=on -c max_connections=150 -c max_locks_per_transaction=1024 -c shared_buffers=256MB" \
+  >>"$work/postgresql.log" 2>&1
+url[postgresql]="postgresql://postgres@127.0.0.1:$pg_port/postgres"
+pid_of[postgresql]=0
+
+url[sqlite]="sqlite:$work/sqlite.db"
+pid_of[sqlite]=0
+
+etcd_port=$(free_port)
+etcd_peer=$(free_port)
+etcd --name peers --data-dir "$work/etcd" \
+  --listen-client-urls "http://127.0.0.1:$etcd_port" \
+  --advertise-client-urls "http://127.0.0.1:$etcd_port" \
+  --listen-peer-urls "http://127.0.0.1:$etcd_peer" \
+  --initial-advertise-peer-urls "http://127.0.0.1:$etcd_peer" \
+  --initial-cluster "peers=http://127.0.0.1:$etcd_peer" \
+  >"$work/etcd.log" 2>&1 &
+pids+=($!)
+pid_of[etcd]=$!
+url[etcd]="etcd://127.0.0.1:$etcd_port"
+wait_port "$etcd_port" etcd
+
+targets_for() {  # SCENARIO-KIND: the targets, leasehold first
+  if [ "$1" = checkout ]; then
+    echo "leasehold redis-aof postgresql sqlite etcd"
+  else
+    echo "leasehold redis postgresql sqlite etcd"
+  fi
+}
+
+# --- run ------------------------------------------------------------------
+mkdir -p "$out_dir"
+jsonl="$out_dir/peers.jsonl"
+: >"$jsonl"
+selected=()
+for s in "${all_scenarios[@]}"; do
+  read -r label _ _ <<<"$s"
+  if [ -z "${SCENARIOS:-}" ] || [[ " $SCENARIOS " == *" $label "* ]]; then
+    selected+=("$s")
+  fi
+done
+started=$(date +%s)
+echo "peers: $(nproc) cores; load before: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+for ((round = 1; round <= rounds; ++round)); do
+  for s in "${selected[@]}"; do
+    read -r label kind clients <<<"$s"
+    read -r -a targets <<<"$(targets_for "$kind")"
+    # Rotate the order each round: no target is always the first to run.
+    n=${#targets[@]}
+    for ((i = 0; i < n; ++i)); do
+      t=${targets[$(((i + round - 1) % n))]}
+      load=$(cut -d' ' -f1 /proc/loadavg)
+      extra=()
+      if [ "${pid_of[$t]}" != 0 ]; then extra=(--server-pid "${pid_of[$t]}"); fi
+      result=$("$binary" bench --target "${url[$t]}" --scenario "$kind" \
+        --connections "$clients" --duration "$window" --warmup "$warmup" \
+        --keys "$keys" --hot-timeout 5s --idle-sessions $((idle_locks / 100)) \
+        --locks-per-session 100 "${extra[@]}" --json) || true
+      if ! jq -e . >/dev/null 2>&1 <<<"$result"; then
+        result='{"ok":false,"errors":1,"phases":[]}'
+      fi
+      jq -c --arg round "$round" --arg s "$label" --arg t "$t" \
+        --arg load "$load" \
+        '. + {round: ($round|tonumber), label: $s, peer: $t, load_before: ($load|tonumber)}' \
+        <<<"$result" >>"$jsonl"
+      tail -n1 "$jsonl" | jq -r '"  round \(.round) \(.label) \(.peer): \(.pairs_per_s // 0) pairs/s, errors \(.errors), load \(.load_before)"' >&2
+    done
+  done
+done
+elapsed=$(($(date +%s) - started))
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+
+# --- the table --------------------------------------------------------------
+{
+  echo "Run $(date -u +%Y-%m-%dT%H:%MZ), $rounds rounds, window $window after $warmup warmup, $elapsed s in all; load average at the end: $load_after."
+  echo
+  jq -s -r -f "$here/peers_table.jq" "$jsonl"
+} | tee "$out_dir/peers.md"
+echo "peers: raw results in $jsonl, table in $out_dir/peers.md" >&2
