@@ -14,7 +14,8 @@
 # Environment: WINDOW (measured, default 3s), WARMUP (default 500ms),
 #   OUT_DIR (default: BINARY's build directory /peers), SCENARIOS (names
 #   from the list below, space-separated; default all), IDLE_LOCKS
-#   (default 100000).
+#   (default 100000), LEASEHOLD_IO_THREADS (the server's I/O threads,
+#   default 1).
 # Writes OUT_DIR/peers.jsonl (one `leasehold bench --json` object per run,
 # plus round, scenario, target and load) and OUT_DIR/peers.md (the table).
 set -euo pipefail
@@ -97,9 +98,13 @@ wait_port() {  # PORT NAME: until something accepts on 127.0.0.1:PORT
 # --- start the targets ----------------------------------------------------
 declare -A url pid_of durable_setting
 
+# leasehold with one I/O thread (LEASEHOLD_IO_THREADS; the server's default
+# is 2): on 2 cores shared with the load generator, a second I/O thread
+# costs a thread hand-off per request (docs/benchmarks.md, "Profiles").
 lh_port=$(free_port)
+echo "{\"io_threads\": ${LEASEHOLD_IO_THREADS:-1}}" >"$work/leasehold.json"
 "$binary" serve --listen "127.0.0.1:$lh_port" --data "$work/leasehold" \
-  >"$work/leasehold.log" 2>&1 &
+  --config "$work/leasehold.json" >"$work/leasehold.log" 2>&1 &
 pids+=($!)
 pid_of[leasehold]=$!
 url[leasehold]="http://127.0.0.1:$lh_port"

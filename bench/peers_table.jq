@@ -16,14 +16,14 @@ def ordered(f): reduce (.[] | f) as $x ([]; if any(.[]; . == $x) then . else . +
 | ($labels | map(. as $l | {($l): ($runs | map(select(.label == $l)) | ordered(.peer))}) | add) as $peers
 | def cell($l; $p): [$runs[] | select(.label == $l and .peer == $p)];
   def rate($l; $p): cell($l; $p) | map(.pairs_per_s) | median;
-"| scenario | target | durable | pairs/s, median (each round) | pair p50 / p99, ms | fairness: grants per client, min–max (fair share) | leasehold ÷ target | errors |",
-"|---|---|---|---:|---|---|---:|---:|",
+"| scenario | target | durable | pairs/s, median (each round) | pair p50 / p99, ms | fairness: grants per client, min–max (fair share) | server CPU per operation, µs | leasehold ÷ target | errors |",
+"|---|---|---|---:|---|---|---:|---:|---:|",
 ( $labels[] as $l
   | $peers[$l][] as $p
   | cell($l; $p) as $c
   | rate($l; "leasehold") as $lh
   | rate($l; $p) as $r
-  | "| \($l) | \($p) | \($c[0].target.durability // "?") | **\($r | whole)** (\($c | map(.pairs_per_s | whole) | join(" / "))) | \($c | map(lastphase.latency_us.pair.p50) | median | ms) / \($c | map(lastphase.latency_us.pair.p99) | median | ms) | \(if ($l | startswith("hot")) then "\($c | map(.phases[0].fairness.min) | median | whole)–\($c | map(.phases[0].fairness.max) | median | whole) (\($c | map(.phases[0].fairness.fair_share) | median | whole))" else "" end) | \(if $p == "leasehold" then "" else ratio($lh; $r) end) | \($c | map(.errors // 1) | add) |"
+  | "| \($l) | \($p) | \($c[0].target.durability // "?") | **\($r | whole)** (\($c | map(.pairs_per_s | whole) | join(" / "))) | \($c | map(lastphase.latency_us.pair.p50) | median | ms) / \($c | map(lastphase.latency_us.pair.p99) | median | ms) | \(if ($l | startswith("hot")) then "\($c | map(.phases[0].fairness.min) | median | whole)–\($c | map(.phases[0].fairness.max) | median | whole) (\($c | map(.phases[0].fairness.fair_share) | median | whole))" else "" end) | \($c | map(.phases | map(select(.timed)) | last | .cpu.server_us_per_request) | median | whole) | \(if $p == "leasehold" then "" else ratio($lh; $r) end) | \($c | map(.errors // 1) | add) |"
 ),
 "",
 ( if any($labels[]; . == "idle-16") and any($labels[]; . == "applock-16") then

@@ -75,17 +75,23 @@ PhaseResult RunClientPhase(const BenchOptions& options, Target& target,
     workers.push_back(std::make_unique<ClientWorker>(i, options, *links[i],
                                                      window_start, window_end));
   }
-  std::optional<std::chrono::nanoseconds> cpu_start;
   std::vector<std::thread> threads;
   for (auto& w : workers) {
     threads.emplace_back([&body, &w] { body(*w); });
   }
   if (duration) {
+    // CPU time inside the window: this process, and the target's server
+    // when its pid is known.
+    auto server = [&options] {
+      return options.server_pid > 0 ? CpuTime(options.server_pid)
+                                    : std::nullopt;
+    };
     std::this_thread::sleep_until(window_start);
-    cpu_start = CpuTime(0);
+    const auto client_start = CpuTime(0), server_start = server();
     std::this_thread::sleep_until(window_end);
-    const auto cpu_end = CpuTime(0);
-    if (cpu_start && cpu_end) r.client_cpu = *cpu_end - *cpu_start;
+    const auto client_end = CpuTime(0), server_end = server();
+    if (client_start && client_end) r.client_cpu = *client_end - *client_start;
+    if (server_start && server_end) r.server_cpu = *server_end - *server_start;
   }
   for (auto& t : threads) t.join();
   const auto finish = SteadyClock::now();
