@@ -96,7 +96,7 @@ wait_port() {  # PORT NAME: until something accepts on 127.0.0.1:PORT
 }
 
 # --- start the targets ----------------------------------------------------
-declare -A url pid_of durable_setting
+declare -A url pid_of
 
 # leasehold with one I/O thread (LEASEHOLD_IO_THREADS; the server's default
 # is 2): on 2 cores shared with the load generator, a second I/O thread
