@@ -83,7 +83,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     parser_->body_limit(server_->options_.body_limit);
     parser_->header_limit(
         static_cast<std::uint32_t>(server_->options_.header_limit));
-    stream_.expires_after(server_->options_.request_timeout);
+    SetDeadline();
     http::async_read(
         stream_, buffer_, *parser_,
         beast::bind_front_handler(&Connection::OnRead, shared_from_this()));
@@ -115,7 +115,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     auto& req = parser_->get();
     keep_alive_ = req.keep_alive() && !server_->stopping_;
     version_ = req.version();
-    stream_.expires_never();  // a lock request may wait as long as it asked
+    ClearDeadline();  // a lock request may wait as long as it asked
     const std::string_view target = req.target();
     const std::string_view authorization = req[http::field::authorization];
     if (req.method() == http::verb::get && server_->events_ != nullptr &&
@@ -268,7 +268,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   void Write(ApiResponse r, unsigned version) {
     FormatResponse(r, version);
-    stream_.expires_after(server_->options_.request_timeout);
+    SetDeadline();
     asio::async_write(
         stream_, asio::buffer(response_),
         [self = shared_from_this()](beast::error_code ec, std::size_t) {
@@ -310,6 +310,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // is still sending (say, the rest of a body that was too large) for a
   // moment, so that it can read our answer instead of a reset.
   void Linger() {
+    ClearDeadline();  // Drain has its own, shorter one
     beast::error_code ec;
     stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
     if (ec) return Close();
@@ -332,9 +333,38 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   void Close() {
+    deadline_.cancel();
     beast::error_code ec;
     stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
     stream_.close();
+  }
+
+  // The request timeout: a request must be read, and its answer written,
+  // within request_timeout. Kept as a time point that each request moves,
+  // checked by one timer that is re-armed only when it fires (at most once
+  // per timeout), instead of Beast's per-operation timer: re-arming that on
+  // every read and write cost a timerfd_settime system call per request
+  // and about a quarter of the server's CPU with one client
+  // (docs/benchmarks.md, "Profiles").
+  void SetDeadline() {
+    deadline_at_ = Clock::now() + server_->options_.request_timeout;
+    if (!deadline_armed_) ArmDeadline();
+  }
+  void ClearDeadline() { deadline_at_ = Clock::time_point::max(); }
+
+  void ArmDeadline() {
+    deadline_armed_ = true;
+    deadline_.expires_at(deadline_at_ == Clock::time_point::max()
+                             ? Clock::now() + server_->options_.request_timeout
+                             : deadline_at_);
+    deadline_.async_wait(
+        [weak = weak_from_this()](const beast::error_code& ec) {
+          auto self = weak.lock();
+          if (self == nullptr || ec) return;  // closed or gone
+          self->deadline_armed_ = false;
+          if (Clock::now() >= self->deadline_at_) return self->Close();
+          self->ArmDeadline();
+        });
   }
 
   beast::tcp_stream stream_;
@@ -349,6 +379,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::uint64_t subscription_ = 0;
   std::deque<EventHub::Frame> frames_;
   asio::steady_timer heartbeat_{stream_.get_executor()};
+  using Clock = std::chrono::steady_clock;
+  asio::steady_timer deadline_{stream_.get_executor()};
+  Clock::time_point deadline_at_ = Clock::time_point::max();
+  bool deadline_armed_ = false;
   std::chrono::steady_clock::time_point linger_until_;
   unsigned version_ = 11;
   bool keep_alive_ = true;
