@@ -344,7 +344,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // checked by one timer that is re-armed only when it fires (at most once
   // per timeout), instead of Beast's per-operation timer: re-arming that on
   // every read and write cost a timerfd_settime system call per request
-  // and about a quarter of the server's CPU with one client
+  // and about a fifth of the server's CPU with one client
   // (docs/benchmarks.md, "Profiles").
   void SetDeadline() {
     deadline_at_ = Clock::now() + server_->options_.request_timeout;
