@@ -172,6 +172,15 @@ struct LockInfo {
   std::vector<WaitingLockInfo> waiting;  // in queue order
 };
 
+// What one namespace holds now (GET /v1/namespaces, the dashboard).
+struct NamespaceInfo {
+  std::string ns;
+  std::size_t keys = 0;              // keys with a record or a lease
+  std::size_t active_checkouts = 0;  // unexpired leases
+  std::size_t lock_resources = 0;    // resources with a holder or a waiter
+  std::vector<std::string> topics;   // outbox topics, sorted
+};
+
 struct EngineStats {
   std::size_t sessions = 0;
   std::size_t open_transactions = 0;
@@ -330,6 +339,8 @@ class Engine {
   // Locks of one namespace (all namespaces when `ns` is empty), sorted by
   // (ns, principal, resource).
   std::vector<LockInfo> ListLocks(Time now, std::string_view ns);
+  // Every namespace that has keys, locks or outbox topics, sorted by name.
+  std::vector<NamespaceInfo> ListNamespaces(Time now);
 
   // --- Records and checkouts (API.md, "Records and checkouts") ------------
   // Each command is one atomic decision. Name errors (namespace, key, owner,

@@ -500,6 +500,26 @@ class Engine::Impl {
     return out;
   }
 
+  std::vector<NamespaceInfo> ListNamespaces(Time now) {
+    AdvanceTo(now);
+    std::map<std::string, NamespaceInfo, std::less<>> by_ns;
+    table_.ForEachResource([&](const Resource* r) {
+      const std::string_view ns = LockTable::DecodeKey(r->key).ns;
+      auto it = by_ns.find(ns);
+      if (it == by_ns.end())
+        it = by_ns.emplace(std::string(ns), NamespaceInfo{}).first;
+      ++it->second.lock_resources;
+    });
+    records_.CountByNamespace(by_ns);
+    outbox_.ListTopics(by_ns);
+    std::vector<NamespaceInfo> out;
+    for (auto& [name, info] : by_ns) {
+      info.ns = name;
+      out.push_back(std::move(info));
+    }
+    return out;
+  }
+
   // --- Records and checkouts -------------------------------------------------
 
   engine::RecordTable& records() { return records_; }
@@ -1076,6 +1096,9 @@ bool Engine::CancelWait(Time now, WaitId w) {
 }
 std::vector<LockInfo> Engine::ListLocks(Time now, std::string_view ns) {
   return impl_->ListLocks(now, ns);
+}
+std::vector<NamespaceInfo> Engine::ListNamespaces(Time now) {
+  return impl_->ListNamespaces(now);
 }
 void Engine::AdvanceTo(Time now) { impl_->AdvanceTo(now); }
 std::optional<Time> Engine::NextDeadline() const {
