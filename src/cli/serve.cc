@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "common/real_clock.h"
+#include "server/activity_history.h"
 #include "server/api.h"
 #include "server/engine_service.h"
 #include "server/event_hub.h"
@@ -249,12 +250,16 @@ int RunServe(const ServeFlags& flags) {
   }
   server::Metrics metrics;
   server::EventHub hub;
+  server::ActivityHistory history;
   (*service)->SetEventListener(
-      [&metrics, &hub](const std::vector<server::OwnedEvent>& events) {
+      [&metrics, &hub,
+       &history](const std::vector<server::OwnedEvent>& events) {
         metrics.OnEvents(events);
+        history.OnEvents(events);
         hub.Publish(events);
       });
   server::Api api(**service, c.api, &metrics);
+  api.SetHistory(&history);
   server::HttpServer http(io, api, **service, c.http, &hub);
   auto port = http.Start();
   if (!port) {

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "server/handlers.h"
+#include "server/handlers_dashboard.h"
 
 namespace leasehold::server {
 namespace {
@@ -253,6 +254,7 @@ void Api::Handle(ApiRequest request, Respond respond) {
   c.path.assign(segments.begin() + 1, segments.end());
   const auto& p = c.path;
   const std::size_t n = p.size();
+  if (n >= 1 && IsDashboardEndpoint(p[0])) return RouteDashboard(c, history_);
 
   if (n == 0 ||
       (p[0] != "sessions" && p[0] != "applocks" && p[0] != "records" &&
