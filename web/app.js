@@ -572,12 +572,13 @@
         if (!index.has(id)) { index.set(id, names.length); names.push({ id, name: name || `session ${id}` }); }
       }
     }
-    const n = names.length, cx = 160, cy = 95, r = n === 2 ? 100 : 62;
+    const n = names.length, cx = 160, cy = n === 2 ? 62 : 100, r = n === 2 ? 105 : 72;
     const pos = names.map((_, i) => {
       const a = n === 2 ? Math.PI * i : (2 * Math.PI * i) / n - Math.PI / 2;
       return { x: cx + r * Math.cos(a), y: cy + (n === 2 ? 0 : r * Math.sin(a)) };
     });
-    const svg = svgEl("svg", { viewBox: "0 0 320 190", class: "cycle", "aria-hidden": "true" });
+    const svg = svgEl("svg", { viewBox: `0 0 320 ${n === 2 ? 124 : 200}`, class: "cycle",
+      "aria-hidden": "true" });
     const defs = svgEl("defs");
     const marker = svgEl("marker", { id: arrow, viewBox: "0 0 10 10", refX: 9, refY: 5,
       markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" });
@@ -587,7 +588,7 @@
     for (const e of d.cycle) {
       const a = pos[index.get(e.waiter)], b = pos[index.get(e.holder)];
       const dx = b.x - a.x, dy = b.y - a.y, len = Math.hypot(dx, dy) || 1;
-      const ux = dx / len, uy = dy / len, bend = 38;
+      const ux = dx / len, uy = dy / len, bend = 46;
       const sx = a.x + ux * 34, sy = a.y + uy * 20, ex = b.x - ux * 34, ey = b.y - uy * 20;
       const mx = (a.x + b.x) / 2 + uy * bend, my = (a.y + b.y) / 2 - ux * bend;
       svg.append(svgEl("path", { d: `M${sx},${sy} Q${mx},${my} ${ex},${ey}`, class: "edge",
@@ -642,7 +643,7 @@
       return;
     }
     const dead = topics.flatMap((t) => t.dead_letters.map((m) => ({ ...m, ns: t.ns, topic: t.topic })));
-    body.replaceChildren(
+    body.replaceChildren(...[
       table("Outbox topics", ["Topic", "Pending", "Claimed", "Dead"], topics.map((t) =>
         el("tr", { class: t.dead ? "has-dead" : null },
           el("th", { scope: "row", "data-label": "Topic" }, el("code", {}, `${t.ns}/${t.topic}`)),
@@ -655,7 +656,8 @@
             el("span", { class: "muted" }, ` key ${m.key}`)),
           td("Attempts", m.attempts), td("Last consumer", m.consumer || "–"),
           td("Gave up", m.last_lease_expired_at ? `${formatAgo(m.last_lease_expired_at)} ago` : "–"))),
-        "stack") : null);
+        "stack") : null,
+    ].filter(Boolean));
   }
 
   // ---- Sessions -----------------------------------------------------------------
