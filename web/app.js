@@ -196,6 +196,10 @@
     }
   });
   $("signin").addEventListener("click", askForToken);
+  // Cancel is not a submit button, so that Enter in the token field signs in.
+  for (const b of document.querySelectorAll("dialog [data-close]")) {
+    b.addEventListener("click", () => b.closest("dialog").close("cancel"));
+  }
 
   // ---- Confirmation ------------------------------------------------------
 

@@ -257,7 +257,7 @@ describe("the dashboard with tokens", () => {
     await tab.goto(`${secured.url}/`);
     await tab.locator("#token-dialog[open]").waitFor({ timeout: 5000 });
     await tab.locator("#token-input").fill(readToken);
-    await tab.locator("#token-dialog button[value='ok']").click();
+    await tab.keyboard.press("Enter");
     await tab.locator("body[data-live='true']").waitFor({ timeout: 5000 });
     assert.match(await tab.locator("#who").textContent(), /docs \(read\)/);
     await secured.call("PUT", "/v1/records/docs/7", { body: "Seed order" }, adminToken);
@@ -278,10 +278,13 @@ describe("the dashboard with tokens", () => {
     assert.match(await tab.locator("#who").textContent(), /ops \(admin\)/);
     const held = tab.locator("#records-body tr[data-key='7'][data-state='locked']");
     await held.waitFor({ timeout: 2000 });
-    // Cancelling changes nothing.
-    await held.locator("button", { hasText: "Break" }).click();
+    // From the keyboard: the button opens the dialog; Escape cancels it,
+    // and nothing changes.
+    await held.locator("button", { hasText: "Break" }).focus();
+    await tab.keyboard.press("Enter");
     await tab.locator("#confirm[open]").waitFor({ timeout: 1000 });
-    await tab.locator("#confirm button[value='cancel']").click();
+    await tab.keyboard.press("Escape");
+    await tab.locator("#confirm:not([open])").waitFor({ state: "attached", timeout: 1000 });
     await sleep(300);
     assert.equal((await secured.call("GET", "/v1/records/docs/7", null, adminToken)).json.state, "locked");
     // Confirming breaks it, and the row turns free from the event.
