@@ -11,6 +11,9 @@
   const VIEW_THROTTLE_MS = 1000;
   const RECORD_LIMIT = 200;
   const CHART_BUCKET_S = 10;
+  // GET /v1/applocks/{ns} lists every resource; beyond this many the page
+  // shows the count instead of asking for a list that large every second.
+  const LOCK_LIST_LIMIT = 1000;
 
   const $ = (id) => document.getElementById(id);
 
@@ -307,6 +310,12 @@
   }
 
   async function loadLocks(ns) {
+    const known = state.namespaces.get(ns);
+    if (known && known.lock_resources > LOCK_LIST_LIMIT) {
+      state.locks.set(ns, { tooMany: known.lock_resources });
+      renderLocks();
+      return;
+    }
     const r = await api("GET", `/v1/applocks/${enc(ns)}`);
     if (r.locks.length) state.locks.set(ns, r.locks);
     else state.locks.delete(ns);
@@ -549,7 +558,8 @@
     body.replaceChildren(...spaces.map(([ns, locks]) =>
       el("section", { class: "ns", dataset: { ns }, "aria-label": `Locks in ${ns}` },
         el("h3", {}, "Namespace ", el("code", {}, ns)),
-        table(`Application locks in ${ns}`, ["Resource", "Held by", "Waiting, in order"],
+        locks.tooMany ? el("p", { class: "muted" }, `${locks.tooMany} resources are locked or ` +
+          "awaited here: too many to list live. The overview counts them.") : table(`Application locks in ${ns}`, ["Resource", "Held by", "Waiting, in order"],
           locks.map((l) => el("tr", { dataset: { resource: l.resource } },
             el("th", { scope: "row", "data-label": "Resource" }, el("code", {}, l.resource),
               l.principal !== "public" ? el("span", { class: "muted" }, ` (${l.principal})`) : null),

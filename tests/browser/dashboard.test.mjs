@@ -294,4 +294,17 @@ describe("the dashboard with tokens", () => {
     await tab.locator("#records-body tr[data-key='7'][data-state='free']").waitFor({ timeout: 2000 });
     assert.equal((await secured.call("GET", "/v1/records/docs/7", null, adminToken)).json.state, "free");
   });
+
+  test("an administrator ends a session after confirming", async () => {
+    const opened = await secured.call("POST", "/v1/sessions", { name: "Kofi", ttl_ms: 60000 }, adminToken);
+    assert.equal(opened.status, 201);
+    const sessionRow = tab.locator(`#sessions-body tr[data-session='${opened.json.id}']`);
+    await sessionRow.filter({ hasText: "Kofi" }).waitFor({ timeout: 3000 });
+    await sessionRow.locator("button", { hasText: "End" }).click();
+    await tab.locator("#confirm[open]").filter({ hasText: "End this session?" }).waitFor({ timeout: 1000 });
+    await tab.locator("#confirm-ok").click();
+    await sessionRow.waitFor({ state: "detached", timeout: 3000 });
+    const gone = await secured.call("POST", `/v1/sessions/${opened.json.id}/keepalive`, null, adminToken);
+    assert.equal(gone.status, 404);
+  });
 });
