@@ -586,12 +586,12 @@
         if (!index.has(id)) { index.set(id, names.length); names.push({ id, name: name || `session ${id}` }); }
       }
     }
-    const n = names.length, cx = 160, cy = n === 2 ? 62 : 100, r = n === 2 ? 105 : 72;
+    const n = names.length, cx = 180, cy = n === 2 ? 62 : 105, r = n === 2 ? 110 : 70;
     const pos = names.map((_, i) => {
       const a = n === 2 ? Math.PI * i : (2 * Math.PI * i) / n - Math.PI / 2;
       return { x: cx + r * Math.cos(a), y: cy + (n === 2 ? 0 : r * Math.sin(a)) };
     });
-    const svg = svgEl("svg", { viewBox: `0 0 320 ${n === 2 ? 124 : 200}`, class: "cycle",
+    const svg = svgEl("svg", { viewBox: `0 0 360 ${n === 2 ? 124 : 210}`, class: "cycle",
       "aria-hidden": "true" });
     const defs = svgEl("defs");
     const marker = svgEl("marker", { id: arrow, viewBox: "0 0 10 10", refX: 9, refY: 5,
@@ -602,15 +602,23 @@
     for (const e of d.cycle) {
       const a = pos[index.get(e.waiter)], b = pos[index.get(e.holder)];
       const dx = b.x - a.x, dy = b.y - a.y, len = Math.hypot(dx, dy) || 1;
-      const ux = dx / len, uy = dy / len, bend = 46;
-      const sx = a.x + ux * 34, sy = a.y + uy * 20, ex = b.x - ux * 34, ey = b.y - uy * 20;
-      const mx = (a.x + b.x) / 2 + uy * bend, my = (a.y + b.y) / 2 - ux * bend;
+      const ux = dx / len, uy = dy / len;
+      const chordX = (a.x + b.x) / 2, chordY = (a.y + b.y) / 2;
+      // Bend each arrow away from the ring's centre, so arrows and labels
+      // stay apart; two sessions have one chord, so bend to its sides.
+      let ox = chordX - cx, oy = chordY - cy;
+      const olen = Math.hypot(ox, oy);
+      if (olen < 1) { ox = uy; oy = -ux; } else { ox /= olen; oy /= olen; }
+      const bend = n === 2 ? 46 : 34;
+      const mx = chordX + ox * bend, my = chordY + oy * bend;
+      const sx = a.x + ux * 34, sy = a.y + uy * 18, ex = b.x - ux * 34, ey = b.y - uy * 18;
       svg.append(svgEl("path", { d: `M${sx},${sy} Q${mx},${my} ${ex},${ey}`, class: "edge",
         "marker-end": `url(#${arrow})` }));
-      // On the curve: halfway between the chord's middle and the control point.
-      const lx = ((a.x + b.x) / 2 + mx) / 2, ly = ((a.y + b.y) / 2 + my) / 2;
-      const label = svgEl("text", { x: lx, y: ly + 4, class: "edge-label", "text-anchor": "middle" });
-      label.textContent = `${e.wanted} ${e.resource}`;
+      // Just outside the curve's middle; the list below says the mode.
+      const lx = chordX + ox * (bend / 2 + 10), ly = chordY + oy * (bend / 2 + 10) + 4;
+      const anchor = ox > 0.35 ? "start" : ox < -0.35 ? "end" : "middle";
+      const label = svgEl("text", { x: lx, y: ly, class: "edge-label", "text-anchor": anchor });
+      label.textContent = e.resource.length > 22 ? `${e.resource.slice(0, 21)}…` : e.resource;
       svg.append(label);
     }
     names.forEach((s, i) => {
