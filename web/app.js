@@ -283,7 +283,7 @@
     }
     await Promise.all([...state.namespaces.values()].map((n) => Promise.all([
       n.keys > 0 ? loadRecords(n.ns) : dropRecords(n.ns),
-      loadLocks(n.ns),
+      n.lock_resources > 0 ? loadLocks(n.ns) : state.locks.delete(n.ns),
       ...n.topics.map((t) => loadOutbox(n.ns, t)),
     ])));
     renderRecords();

@@ -108,7 +108,9 @@ before(async () => {
   browser = await chromium.launch({
     executablePath,
     headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+    // --disable-dev-shm-usage: containers often have a small /dev/shm.
+    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+      "--disable-dev-shm-usage"],
   });
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   page.on("pageerror", (e) => { throw e; });
