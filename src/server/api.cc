@@ -101,6 +101,7 @@ unsigned HttpStatusFor(StatusCode code) {
     case StatusCode::kExists:
     case StatusCode::kWaitPending:
     case StatusCode::kTransactionAborted:
+    case StatusCode::kTransactionExpired:
       return 409;
     case StatusCode::kBodyTooLarge:
     case StatusCode::kTransactionTooLarge:
@@ -336,6 +337,9 @@ void Api::Route(Call& c) {
     const std::string& ns = p[1];
     if (n == 2 && m == "GET") return ListLocks(c, ns);
     if (n == 3 && m == "POST" && p[2] == "acquire") return AcquireLock(c, ns);
+    if (n == 3 && m == "POST" && p[2] == "acquire-all") {
+      return AcquireAllLocks(c, ns);
+    }
     if (n == 3 && m == "POST" && p[2] == "release") return ReleaseLock(c, ns);
     if (n == 3 && m == "GET" && p[2] == "mode") return LockModeOf(c, ns);
     if (n == 3 && m == "GET" && p[2] == "test") return TestLock(c, ns);

@@ -241,9 +241,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // While a request waits, a read that ends means the client hung up.
   void Watch(WaitId wait, std::uint64_t seq) {
-    if (!awaiting_answer_ || seq != request_seq_ || watching_) return;
+    if (!awaiting_answer_ || seq != request_seq_) return;
+    wait_ = wait;  // acquire-all parks once for each lock it waits for
+    if (watching_) return;
     watching_ = true;
-    wait_ = wait;
     stream_.async_read_some(
         buffer_.prepare(1024),
         [self = shared_from_this()](beast::error_code ec, std::size_t n) {
