@@ -84,6 +84,36 @@ struct AcquireOutcome {
   bool granted() const { return result >= 0; }
 };
 
+// One lock of an acquire-all call.
+struct LockSpec {
+  std::string resource;
+  std::string mode = "Exclusive";
+};
+
+struct AcquireAllOptions {
+  std::string owner = "Session";  // or "Transaction"
+  Milliseconds timeout{-1};       // one budget for the whole call
+  std::string principal = "public";
+};
+
+struct GrantedLock {
+  std::string resource;
+  std::string mode;  // held after the grant
+  std::uint64_t fence = 0;
+  std::int64_t count = 0;
+};
+
+// acquire-all's answer: every lock granted (in canonical order), or none
+// taken by this call, with `failed_resource` the one that was refused.
+struct AcquireAllOutcome {
+  int result = 0;  // as AcquireOutcome::result
+  std::string status;
+  std::vector<GrantedLock> locks;  // when granted
+  std::string failed_resource;     // when refused
+  boost::json::value deadlock;     // when result -3
+  bool granted() const { return result >= 0; }
+};
+
 struct LockHolder {
   std::string session, session_name, owner, mode, since;
   std::int64_t count = 0;
@@ -151,6 +181,41 @@ struct WriteOutcome {
   std::int64_t version = 0;  // save: the new version
 };
 
+// An idempotent operation's record (API.md, "Idempotent operations").
+struct OperationStatus {
+  bool completed = false;      // false: "new", do the work
+  boost::json::value outcome;  // the stored outcome, when completed
+  std::string completed_at;
+};
+
+struct EnqueueOutcome {
+  std::int64_t id = 0;
+  bool duplicate = false;  // the key was enqueued before: nothing new
+  bool staged = false;     // in the session's transaction, until commit
+};
+
+struct OutboxMessage {
+  std::int64_t id = 0;
+  std::string key;
+  boost::json::value payload;
+  std::int64_t attempt = 0;  // 1 on the first delivery
+  std::string claim_token;
+  std::string lease_expires_at;
+};
+
+// Ack's answer: `acked` false carries the 423 reason ("expired",
+// "not_owner").
+struct AckOutcome {
+  bool acked = false;
+  bool already = false;  // acknowledged before with the same claim
+  std::string reason;
+};
+
+struct OutboxCounts {
+  std::int64_t pending = 0, claimed = 0, dead = 0;
+  boost::json::array dead_letters;  // as the server lists them
+};
+
 struct Event {
   std::string type;         // "applock.granted", "checkout.expired", ...
   boost::json::value data;  // the event's JSON object
@@ -207,6 +272,34 @@ class Client {
   Result<bool> Test(std::string_view ns, std::string_view session,
                     std::string_view resource, const AcquireOptions& options);
   Result<std::vector<LockInfo>> ListLocks(std::string_view ns);
+  // Several locks in one canonical order (bytewise by name), all or nothing
+  // within one timeout. Refusals (409) are outcomes, not Errors.
+  Result<AcquireAllOutcome> AcquireAll(std::string_view ns,
+                                       std::string_view session,
+                                       const std::vector<LockSpec>& locks,
+                                       const AcquireAllOptions& options = {});
+
+  // Idempotent operations and the outbox (docs/outbox.md). Begin and
+  // Complete need the session's open transaction; Complete, and Enqueue with
+  // a session, are applied at Commit. Ack refusals (423) are outcomes.
+  Result<OperationStatus> BeginOperation(std::string_view ns,
+                                         std::string_view op_id,
+                                         std::string_view session);
+  Result<void> CompleteOperation(std::string_view ns, std::string_view op_id,
+                                 std::string_view session,
+                                 const boost::json::value& outcome);
+  // `session` empty: enqueued at once, outside any transaction.
+  Result<EnqueueOutcome> Enqueue(std::string_view ns, std::string_view topic,
+                                 std::string_view key,
+                                 const boost::json::value& payload,
+                                 std::string_view session = {});
+  Result<std::vector<OutboxMessage>> Claim(std::string_view ns,
+                                           std::string_view topic,
+                                           std::string_view consumer, int max,
+                                           Milliseconds lease);
+  Result<AckOutcome> Ack(std::string_view ns, std::string_view topic,
+                         std::int64_t id, std::string_view claim_token);
+  Result<OutboxCounts> GetOutbox(std::string_view ns, std::string_view topic);
 
   // Records and checkouts. Refusals (423/412) are outcomes, not Errors.
   Result<std::int64_t> Put(std::string_view ns, std::string_view key,

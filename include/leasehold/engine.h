@@ -11,8 +11,11 @@
 //  - A lock request that cannot be granted at once is parked as data with its
 //    deadline; it never blocks the caller. Its final result arrives later in
 //    TakeFinishedWaits(), after whichever command or AdvanceTo() decided it.
-//  - A failed command changes nothing. One exception: a Commit refused with
-//    kTransactionAborted has rolled the transaction back (see Commit).
+//  - A failed command changes nothing. Two exceptions: a Commit refused with
+//    kTransactionAborted has rolled the transaction back (see Commit), and a
+//    command refused with kTransactionExpired found the transaction past its
+//    namespace's longest open time and rolled it back (see "Stale
+//    transactions").
 //  - Every state change is reported to the EventSink, if one is set.
 #ifndef LEASEHOLD_ENGINE_H_
 #define LEASEHOLD_ENGINE_H_
@@ -62,6 +65,9 @@ struct TransactionInfo {
   // (EngineOptions::max_staged_*). Filled in by GetSession/ListSessions.
   std::size_t staged_writes = 0;
   std::size_t staged_bytes = 0;
+  // When it will be rolled back for staying open too long: set once it uses
+  // a namespace with NamespaceOptions::max_transaction (the earliest such).
+  std::optional<Time> deadline;
 };
 
 // What a successful commit applied, in the order the writes were staged.
@@ -172,6 +178,15 @@ struct LockInfo {
   std::vector<WaitingLockInfo> waiting;  // in queue order
 };
 
+// What one namespace holds now (GET /v1/namespaces, the dashboard).
+struct NamespaceInfo {
+  std::string ns;
+  std::size_t keys = 0;              // keys with a record or a lease
+  std::size_t active_checkouts = 0;  // unexpired leases
+  std::size_t lock_resources = 0;    // resources with a holder or a waiter
+  std::vector<std::string> topics;   // outbox topics, sorted
+};
+
 struct EngineStats {
   std::size_t sessions = 0;
   std::size_t open_transactions = 0;
@@ -180,6 +195,7 @@ struct EngineStats {
   std::size_t waiting = 0;
   std::uint64_t deadlocks = 0;                   // since start
   std::uint64_t timeouts = 0;                    // since start
+  std::uint64_t transactions_expired = 0;        // since start
   std::optional<Time> oldest_transaction_start;  // of the open ones
   std::size_t keys = 0;  // keys with a record or a lease
   std::size_t active_checkouts = 0;
@@ -210,6 +226,9 @@ enum class EventType : std::uint8_t {
   kOutboxEnqueued,      // `resource` topic, `key`, `message`
   kOutboxClaimed,       // `holder` consumer, `until`, `count` the attempt
   kOutboxAcked,         // `holder` consumer
+  // Rolled back for staying open past `until`, the limit of namespace `ns`
+  // (NamespaceOptions::max_transaction).
+  kTransactionExpired,
 };
 
 // "session.opened", "applock.granted", ... (the names of API.md's events).
@@ -286,6 +305,16 @@ class Engine {
   // --- Transactions (one open per session) -------------------------------
   // kTransactionOpen if one is open.
   Result<TransactionInfo> BeginTransaction(Time now, SessionId session);
+  // Stale transactions: a namespace may limit how long a transaction stays
+  // open (NamespaceOptions::max_transaction). A transaction becomes bound by
+  // it when it first uses the namespace: a Transaction-owned acquire, a
+  // staged write, an operation's begin or completion, a staged message.
+  // Its deadline is then started_at + the limit (the earliest, if several).
+  // At the deadline it is rolled back as by Rollback (its parked
+  // Transaction-owned request ends with -2) with event transaction.expired
+  // (`ns`, `until`). Until the session begins another, the calls that need
+  // a transaction fail with kTransactionExpired, which names it.
+  //
   // Both release every Transaction-owned lock of the session. The session's
   // parked request ends first with -2 if it is Transaction-owned, or if it
   // converts a lock the transaction holds (its target would be stale).
@@ -330,6 +359,8 @@ class Engine {
   // Locks of one namespace (all namespaces when `ns` is empty), sorted by
   // (ns, principal, resource).
   std::vector<LockInfo> ListLocks(Time now, std::string_view ns);
+  // Every namespace that has keys, locks or outbox topics, sorted by name.
+  std::vector<NamespaceInfo> ListNamespaces(Time now);
 
   // --- Records and checkouts (API.md, "Records and checkouts") ------------
   // Each command is one atomic decision. Name errors (namespace, key, owner,

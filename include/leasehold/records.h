@@ -138,6 +138,11 @@ struct NamespaceOptions {
   // An outbox message claimed this many times whose last claim ran out
   // without an ack is a dead letter. At least 1.
   std::uint32_t outbox_max_attempts = kDefaultOutboxMaxAttempts;
+  // The longest a transaction may stay open once it has used this
+  // namespace (a Transaction-owned lock, a staged write, an operation or a
+  // staged message there); past it the transaction is rolled back. 0: no
+  // limit.
+  std::chrono::milliseconds max_transaction{0};
 };
 
 }  // namespace leasehold

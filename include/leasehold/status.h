@@ -39,6 +39,9 @@ enum class StatusCode {
   // Commit found a staged write that can no longer be applied; the
   // transaction was rolled back and none of its writes were applied.
   kTransactionAborted,
+  // The session's transaction stayed open longer than a namespace it used
+  // allows (NamespaceOptions::max_transaction) and was rolled back.
+  kTransactionExpired,
   kInternal,
 };
 

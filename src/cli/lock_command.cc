@@ -1,5 +1,7 @@
 // `leasehold lock` and `leasehold unlock`: application locks from a shell.
 // `lock NAME -- COMMAND` holds the lock, kept alive, while COMMAND runs.
+// `--and NAME2` (repeatable) takes several locks at once with acquire-all:
+// in canonical order, all or nothing.
 #include <unistd.h>
 
 #include <atomic>
@@ -18,6 +20,7 @@ using std::chrono::milliseconds;
 struct LockFlags {
   ClientFlags client;
   std::string name;
+  std::vector<std::string> more_names;  // --and: taken with acquire-all
   std::string mode = "Exclusive";
   std::string timeout = "-1";
   std::string session;
@@ -41,6 +44,58 @@ bool IsRefusal(const client::Error& e) {
   return e.code == "timeout" || e.code == "cancelled" || e.code == "deadlock";
 }
 
+// NAME and every --and NAME, in the mode asked for.
+std::vector<client::LockSpec> Specs(const LockFlags& f) {
+  std::vector<client::LockSpec> specs{{f.name, f.mode}};
+  for (const std::string& n : f.more_names) specs.push_back({n, f.mode});
+  return specs;
+}
+
+client::AcquireAllOptions AllOptions(const LockFlags& f) {
+  client::AcquireAllOptions o;
+  o.timeout = *ParseDuration(f.timeout);
+  o.principal = f.principal;
+  return o;
+}
+
+// " a=3 b=4": each lock with its fence.
+std::string FenceList(const std::vector<client::GrantedLock>& locks) {
+  std::string out;
+  for (const auto& l : locks) {
+    out += " " + l.resource + "=" + std::to_string(l.fence);
+  }
+  return out;
+}
+
+// lock NAME --and NAME2 -- COMMAND: every lock held by one kept-alive
+// session, which is ended (releasing them) when COMMAND ends.
+int RunAllLocked(const LockFlags& f, client::Client& c,
+                 client::Session& session, const std::atomic<bool>& lost) {
+  auto r = c.AcquireAll(f.client.ns, session.id(), Specs(f), AllOptions(f));
+  if (!r) return ReportError(r.error(), f.client);
+  if (!r->granted()) {
+    std::cerr << "leasehold: locks not granted: " << r->status << " on "
+              << r->failed_resource << "\n";
+    return f.conflict_exit_code;
+  }
+  std::uint64_t fence = 0;
+  for (const auto& l : r->locks) {
+    if (l.resource == f.name) fence = l.fence;
+  }
+  const std::vector<std::pair<std::string, std::string>> env = {
+      {"LEASEHOLD_SESSION", session.id()},
+      {"LEASEHOLD_LOCK", f.client.ns + "/" + f.name},
+      {"LEASEHOLD_FENCE", std::to_string(fence)},
+      {"LEASEHOLD_FENCES", FenceList(r->locks).substr(1)}};
+  auto status = RunChild(f.command, env);
+  session.End();
+  if (!status) {
+    std::cerr << "leasehold: " << status.error().message() << "\n";
+    return 127;
+  }
+  return lost ? kExitLost : *status;
+}
+
 // lock NAME -- COMMAND
 int RunLocked(const LockFlags& f, client::Client& c) {
   static std::atomic<bool> lost{false};
@@ -55,6 +110,7 @@ int RunLocked(const LockFlags& f, client::Client& c) {
         if (kill_on_loss) TerminateChild();
       });
   if (!session) return ReportError(session.error(), f.client);
+  if (!f.more_names.empty()) return RunAllLocked(f, c, *session, lost);
   client::AcquireOptions options;
   options.mode = f.mode;
   options.timeout = *ParseDuration(f.timeout);
@@ -85,6 +141,41 @@ int RunLocked(const LockFlags& f, client::Client& c) {
   return *status;
 }
 
+// lock NAME --and NAME2 ...: held by a session that outlives this process.
+int LockAllAndLeave(const LockFlags& f, client::Client& c,
+                    const std::string& session, bool opened) {
+  auto r = c.AcquireAll(f.client.ns, session, Specs(f), AllOptions(f));
+  if (!r || !r->granted()) {
+    if (opened) c.EndSession(session);
+  }
+  if (!r) return ReportError(r.error(), f.client);
+  if (f.client.json) {
+    json::object o{
+        {"session", session}, {"result", r->result}, {"status", r->status}};
+    if (r->granted()) {
+      json::array locks;
+      for (const auto& l : r->locks) {
+        locks.push_back(json::object{
+            {"resource", l.resource}, {"mode", l.mode}, {"fence", l.fence}});
+      }
+      o["locks"] = std::move(locks);
+    } else {
+      o["resource"] = r->failed_resource;
+    }
+    PrintJson(o);
+  } else if (r->granted()) {
+    std::cout << "locked in " << f.client.ns << " (" << f.mode
+              << "), fences:" << FenceList(r->locks) << " in session "
+              << session << "\nrelease: leasehold unlock NAME --session "
+              << session << " --ns " << f.client.ns
+              << (opened ? "  (or let the session expire)" : "") << "\n";
+  } else {
+    std::cerr << "leasehold: locks not granted: " << r->status << " on "
+              << r->failed_resource << "; none is held\n";
+  }
+  return r->granted() ? kExitOk : f.conflict_exit_code;
+}
+
 // lock NAME: held by a session that outlives this process.
 int LockAndLeave(const LockFlags& f, client::Client& c) {
   std::string session = f.session;
@@ -94,6 +185,7 @@ int LockAndLeave(const LockFlags& f, client::Client& c) {
     if (!s) return ReportError(s.error(), f.client);
     session = s->id;
   }
+  if (!f.more_names.empty()) return LockAllAndLeave(f, c, session, opened);
   client::AcquireOptions options;
   options.mode = f.mode;
   options.timeout = *ParseDuration(f.timeout);
@@ -137,6 +229,12 @@ void AddLockCommands(CLI::App& app, int& code) {
   lock->add_option("name", f->name, "resource name, e.g. invoice:481")
       ->required();
   lock->add_option("command", f->command, "command to run while locked");
+  lock->add_option("--and", f->more_names,
+                   "another resource to lock with NAME (repeatable): all are "
+                   "taken in one canonical order, all or nothing, within "
+                   "one --timeout; COMMAND sees LEASEHOLD_FENCES")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   lock->add_option("--mode", f->mode,
                    "Shared, Update, IntentShared, IntentExclusive, Exclusive")
       ->capture_default_str();

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "common/real_clock.h"
+#include "server/activity_history.h"
 #include "server/api.h"
 #include "server/engine_service.h"
 #include "server/event_hub.h"
@@ -27,6 +28,8 @@ using std::chrono::milliseconds;
 
 constexpr int kDefaultIoThreads = 2;
 constexpr int kMaxIoThreads = 64;
+// One week: a longer limit is surely a typo for "no limit" (0).
+constexpr std::int64_t kLongestTransactionLimitMs = 7LL * 24 * 3600 * 1000;
 
 struct Config {
   std::string address = "127.0.0.1";
@@ -166,7 +169,8 @@ Status ReadConfig(const std::string& path, Config& c, std::string& listen,
         const Status bad(StatusCode::kBadRequest,
                          "config: namespaces." + std::string(ns) +
                              " must be {\"require_token\": true|false, "
-                             "\"outbox_max_attempts\": n >= 1}");
+                             "\"outbox_max_attempts\": n >= 1, "
+                             "\"max_transaction_ms\": n >= 0}");
         if (!opts.is_object()) return bad;
         for (const auto& [name, option] : opts.as_object()) {
           if (name == "require_token" && option.is_bool()) {
@@ -175,6 +179,10 @@ Status ReadConfig(const std::string& path, Config& c, std::string& listen,
                      option.as_int64() >= 1 && option.as_int64() <= 1'000'000) {
             o.outbox_max_attempts =
                 static_cast<std::uint32_t>(option.as_int64());
+          } else if (name == "max_transaction_ms" && option.is_int64() &&
+                     option.as_int64() >= 0 &&
+                     option.as_int64() <= kLongestTransactionLimitMs) {
+            o.max_transaction = std::chrono::milliseconds(option.as_int64());
           } else {
             return bad;
           }
@@ -249,12 +257,16 @@ int RunServe(const ServeFlags& flags) {
   }
   server::Metrics metrics;
   server::EventHub hub;
+  server::ActivityHistory history;
   (*service)->SetEventListener(
-      [&metrics, &hub](const std::vector<server::OwnedEvent>& events) {
+      [&metrics, &hub,
+       &history](const std::vector<server::OwnedEvent>& events) {
         metrics.OnEvents(events);
+        history.OnEvents(events);
         hub.Publish(events);
       });
   server::Api api(**service, c.api, &metrics);
+  api.SetHistory(&history);
   server::HttpServer http(io, api, **service, c.http, &hub);
   auto port = http.Start();
   if (!port) {

@@ -151,4 +151,45 @@ Result<std::vector<LockInfo>> Client::ListLocks(std::string_view ns) {
   return reader.Finish(std::move(out));
 }
 
+Result<AcquireAllOutcome> Client::AcquireAll(std::string_view ns,
+                                             std::string_view session,
+                                             const std::vector<LockSpec>& locks,
+                                             const AcquireAllOptions& options) {
+  json::array wanted;
+  for (const LockSpec& l : locks) {
+    wanted.push_back(json::object{{"resource", l.resource}, {"mode", l.mode}});
+  }
+  const json::value body = json::object{{"session", session},
+                                        {"locks", std::move(wanted)},
+                                        {"owner", options.owner},
+                                        {"timeout_ms", options.timeout.count()},
+                                        {"principal", options.principal}};
+  const Milliseconds wait = options.timeout.count() < 0
+                                ? Milliseconds(-1)
+                                : impl_->options().io_timeout + options.timeout;
+  auto r = impl_->Call("POST", JoinPath({"v1", "applocks", ns, "acquire-all"}),
+                       &body, {409}, wait, Retry::kNever);
+  if (!r) return std::unexpected(r.error());
+  AnswerReader reader(*r, "acquire-all");
+  AcquireAllOutcome out;
+  out.result = static_cast<int>(reader.Int("result"));
+  out.status = reader.String("status");
+  if (out.granted()) {
+    for (const json::value& v : reader.Array("locks")) {
+      AnswerReader one(v, "acquire-all");
+      GrantedLock g;
+      g.resource = one.String("resource");
+      g.mode = one.String("mode");
+      g.fence = one.Uint("fence");
+      g.count = one.Int("count");
+      if (!one.ok()) return std::unexpected(one.Failure());
+      out.locks.push_back(std::move(g));
+    }
+  } else {
+    out.failed_resource = reader.OptionalString("resource").value_or("");
+    if (const json::value* d = reader.Find("deadlock")) out.deadlock = *d;
+  }
+  return reader.Finish(std::move(out));
+}
+
 }  // namespace leasehold::client

@@ -46,6 +46,8 @@ std::string_view StatusCodeName(StatusCode code) {
       return "transaction_too_large";
     case StatusCode::kTransactionAborted:
       return "transaction_aborted";
+    case StatusCode::kTransactionExpired:
+      return "transaction_expired";
     case StatusCode::kInternal:
       return "internal";
   }

@@ -3,6 +3,7 @@
 #include "leasehold/engine.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -61,11 +62,24 @@ struct Overloaded : F... {
   using F::operator()...;
 };
 
-Status NoTransaction(const Session* s) {
-  return Status(StatusCode::kNoTransaction,
-                "session " + std::to_string(s->id) +
-                    " has no open transaction; begin one, or use owner "
-                    "Session");
+// Why `s` has no transaction to act in: kTransactionExpired just after one
+// was rolled back for staying open too long, else kNoTransaction + `hint`.
+Status NoTransaction(const Session* s, std::string_view hint =
+                                           "; begin one, or use owner "
+                                           "Session") {
+  if (const auto& x = s->expired_transaction) {
+    return Status(StatusCode::kTransactionExpired,
+                  "transaction " + std::to_string(x->id) + " of session " +
+                      std::to_string(s->id) + " was rolled back at " +
+                      FormatTime(x->at) + ": it stayed open longer than the " +
+                      std::to_string(x->limit.count()) +
+                      " ms that namespace \"" + x->ns +
+                      "\" allows (max_transaction_ms); begin a new "
+                      "transaction and do its work again");
+  }
+  return Status(StatusCode::kNoTransaction, "session " + std::to_string(s->id) +
+                                                " has no open transaction" +
+                                                std::string(hint));
 }
 
 }  // namespace
@@ -180,7 +194,10 @@ class Engine::Impl {
                        std::to_string(s->transaction->id) +
                        " open; commit or roll it back first");
     }
-    s->transaction = TransactionInfo{sessions_.NextTransactionId(), now};
+    s->transaction.emplace();
+    s->transaction->id = sessions_.NextTransactionId();
+    s->transaction->started_at = now;
+    s->expired_transaction.reset();
     ++open_transactions_;
     Event e = SessionEvent(EventType::kTransactionBegun, now, s);
     e.transaction = s->transaction->id;
@@ -235,12 +252,9 @@ class Engine::Impl {
     Session* s = sessions_.Find(id);
     if (s == nullptr) return std::unexpected(SessionNotFound(id));
     if (!s->transaction) {
-      return Error(StatusCode::kNoTransaction,
-                   "session " + std::to_string(id) +
-                       " has no open transaction to stage the " +
-                       std::string(what) +
-                       " in; begin one, or leave out \"session\" to write "
-                       "at once");
+      return std::unexpected(NoTransaction(
+          s, " to stage the " + std::string(what) +
+                 " in; begin one, or leave out \"session\" to write at once"));
     }
     return s;
   }
@@ -263,6 +277,9 @@ class Engine::Impl {
     now = AdvanceTo(now);
     auto s = StagingSession(id, StagedWriteKindName(w.kind));
     if (!s) return std::unexpected(s.error());
+    if (Status st = BindTransaction(*s, w.ns, now); !st.ok()) {
+      return std::unexpected(st);
+    }
     auto checked = records_.CheckStage(now, w);
     if (!checked) return std::unexpected(checked.error());
     if (*checked != RefusalReason::kNone) {
@@ -278,14 +295,15 @@ class Engine::Impl {
 
   Result<OperationStatus> BeginOperation(Time now, SessionId id,
                                          OperationKey key) {
-    AdvanceTo(now);
+    now = AdvanceTo(now);
     Session* s = sessions_.Find(id);
     if (s == nullptr) return std::unexpected(SessionNotFound(id));
     if (!s->transaction) {
-      return Error(StatusCode::kNoTransaction,
-                   "session " + std::to_string(id) +
-                       " has no open transaction; begin one, then begin the "
-                       "operation in it");
+      return std::unexpected(
+          NoTransaction(s, "; begin one, then begin the operation in it"));
+    }
+    if (Status st = BindTransaction(s, key.ns, now); !st.ok()) {
+      return std::unexpected(st);
     }
     return operations_.Get(key);
   }
@@ -293,9 +311,12 @@ class Engine::Impl {
   Result<StageOutcome> CompleteOperation(Time now, SessionId id,
                                          OperationKey key,
                                          std::string_view outcome) {
-    AdvanceTo(now);
+    now = AdvanceTo(now);
     auto s = StagingSession(id, "operation's completion");
     if (!s) return std::unexpected(s.error());
+    if (Status st = BindTransaction(*s, key.ns, now); !st.ok()) {
+      return std::unexpected(st);
+    }
     StagedOperation w{std::string(key.ns), std::string(key.op_id),
                       std::string(outcome)};
     if (Status st = operations_.CheckStage(w); !st.ok()) {
@@ -321,6 +342,9 @@ class Engine::Impl {
       auto found = StagingSession(*r.session, "enqueue");
       if (!found) return std::unexpected(found.error());
       s = *found;
+      if (Status st = BindTransaction(s, r.ns, now); !st.ok()) {
+        return std::unexpected(st);
+      }
     }
     if (Status st = outbox_.Validate(r); !st.ok()) return std::unexpected(st);
     EnqueueOutcome out;
@@ -388,6 +412,11 @@ class Engine::Impl {
                        "time per session (cancel it, or use another session)");
     }
 
+    if (req.owner == LockOwner::kTransaction) {
+      if (Status st = BindTransaction(s, req.key.ns, now); !st.ok()) {
+        return std::unexpected(st);
+      }
+    }
     Resource* r = table_.FindOrCreate(req.key);
     const Decision d = Decide(r, s, req.owner, req.mode);
     if (d.grantable) {
@@ -500,9 +529,39 @@ class Engine::Impl {
     return out;
   }
 
+  std::vector<NamespaceInfo> ListNamespaces(Time now) {
+    AdvanceTo(now);
+    std::map<std::string, NamespaceInfo, std::less<>> by_ns;
+    table_.ForEachResource([&](const Resource* r) {
+      const std::string_view ns = LockTable::DecodeKey(r->key).ns;
+      auto it = by_ns.find(ns);
+      if (it == by_ns.end())
+        it = by_ns.emplace(std::string(ns), NamespaceInfo{}).first;
+      ++it->second.lock_resources;
+    });
+    records_.CountByNamespace(by_ns);
+    outbox_.ListTopics(by_ns);
+    std::vector<NamespaceInfo> out;
+    for (auto& [name, info] : by_ns) {
+      info.ns = name;
+      out.push_back(std::move(info));
+    }
+    return out;
+  }
+
   // --- Records and checkouts -------------------------------------------------
 
   engine::RecordTable& records() { return records_; }
+
+  // Applies to transactions that use `ns` from now on; 0 removes the limit.
+  void SetTransactionLimit(std::string_view ns, std::chrono::milliseconds m) {
+    if (m.count() > 0) {
+      transaction_limits_.insert_or_assign(std::string(ns), m);
+    } else if (auto it = transaction_limits_.find(ns);
+               it != transaction_limits_.end()) {
+      transaction_limits_.erase(it);
+    }
+  }
 
   Status RestoreOperation(OperationRow&& row) {
     if (started_) {
@@ -548,27 +607,42 @@ class Engine::Impl {
     started_ = true;
     now = std::max(now, last_now_);
     last_now_ = now;
-    // Apply what fell due in deadline order: wait timeouts first, then
-    // session expiries, then leases running out, at equal instants.
+    // Apply what fell due in deadline order; at equal instants wait
+    // timeouts first, then transactions running out of time, then session
+    // expiries, then leases running out.
     while (true) {
-      std::optional<Time> wait_at, session_at, lease_at = records_.NextExpiry();
+      std::optional<Time> wait_at, txn_at, session_at,
+          lease_at = records_.NextExpiry();
       if (!wait_deadlines_.empty()) wait_at = wait_deadlines_.begin()->first;
+      if (!txn_deadlines_.empty()) txn_at = txn_deadlines_.begin()->first;
       Session* expiring = sessions_.EarliestExpiryBy(now);
       if (expiring != nullptr) session_at = expiring->expires_at;
-      const auto due = [&](std::optional<Time> t, std::optional<Time> a,
-                           std::optional<Time> b) {
-        return t && *t <= now && (!a || *t <= *a) && (!b || *t <= *b);
-      };
-      if (due(wait_at, session_at, lease_at)) {
-        const WaitId id = wait_deadlines_.begin()->second;
-        ++timeouts_;
-        AbortWait(waits_.at(id), AcquireResult::kTimeout, *wait_at, nullptr);
-      } else if (due(session_at, std::nullopt, lease_at)) {
-        End(expiring, *session_at, EventType::kSessionExpired);
-      } else if (due(lease_at, std::nullopt, std::nullopt)) {
-        records_.ExpireDue(*lease_at);
-      } else {
-        return now;
+      const std::optional<Time>* in_order[] = {&wait_at, &txn_at, &session_at,
+                                               &lease_at};
+      int first = -1;
+      for (int i = 0; i < 4; ++i) {
+        const std::optional<Time>& t = *in_order[i];
+        if (t && *t <= now && (first < 0 || *t < **in_order[first])) first = i;
+      }
+      switch (first) {
+        case 0: {
+          const WaitId id = wait_deadlines_.begin()->second;
+          ++timeouts_;
+          AbortWait(waits_.at(id), AcquireResult::kTimeout, *wait_at, nullptr);
+          break;
+        }
+        case 1:
+          ExpireTransaction(sessions_.Find(txn_deadlines_.begin()->second),
+                            *txn_at);
+          break;
+        case 2:
+          End(expiring, *session_at, EventType::kSessionExpired);
+          break;
+        case 3:
+          records_.ExpireDue(*lease_at);
+          break;
+        default:
+          return now;
       }
     }
   }
@@ -576,6 +650,10 @@ class Engine::Impl {
   std::optional<Time> NextDeadline() const {
     std::optional<Time> next;
     if (!wait_deadlines_.empty()) next = wait_deadlines_.begin()->first;
+    if (!txn_deadlines_.empty()) {
+      const Time t = txn_deadlines_.begin()->first;
+      if (!next || t < *next) next = t;
+    }
     if (Session* s = sessions_.EarliestExpiry()) {
       if (!next || s->expires_at < *next) next = s->expires_at;
     }
@@ -605,6 +683,7 @@ class Engine::Impl {
     st.waiting = waits_.size();
     st.deadlocks = deadlocks_;
     st.timeouts = timeouts_;
+    st.transactions_expired = transactions_expired_;
     st.last_fence = fences_.last();
     st.keys = records_.key_count();
     st.active_checkouts = records_.active_leases();
@@ -914,9 +993,46 @@ class Engine::Impl {
     ReleaseAll(s, LockOwner::kTransaction, now);
     Event e = SessionEvent(how, now, s);
     e.transaction = s->transaction->id;
+    const std::optional<Time> deadline = s->transaction->deadline;
+    if (deadline) txn_deadlines_.erase({*deadline, s->id});
+    const std::string deadline_ns = std::exchange(s->deadline_ns, {});
+    s->deadline_limit = {};
+    if (how == EventType::kTransactionExpired) {
+      e.ns = deadline_ns;
+      e.until = deadline;
+    }
     s->transaction.reset();
     --open_transactions_;
     Emit(e);
+  }
+
+  // Binds the open transaction of `s` to the longest open time of `ns`, if
+  // it has one (the earliest deadline wins). A transaction already past it
+  // is rolled back at once, and the call that used `ns` is refused with
+  // kTransactionExpired.
+  Status BindTransaction(Session* s, std::string_view ns, Time now) {
+    auto limit = transaction_limits_.find(ns);
+    if (limit == transaction_limits_.end()) return Status::Ok();
+    TransactionInfo& t = *s->transaction;
+    const Time deadline = t.started_at + limit->second;
+    if (!t.deadline || deadline < *t.deadline) {
+      if (t.deadline) txn_deadlines_.erase({*t.deadline, s->id});
+      t.deadline = deadline;
+      txn_deadlines_.emplace(deadline, s->id);
+      s->deadline_ns = std::string(ns);
+      s->deadline_limit = limit->second;
+    }
+    if (*t.deadline > now) return Status::Ok();
+    ExpireTransaction(s, now);
+    return NoTransaction(s);
+  }
+
+  // Rolls back the transaction of `s` for staying open too long.
+  void ExpireTransaction(Session* s, Time at) {
+    ++transactions_expired_;
+    s->expired_transaction = Session::ExpiredTransaction{
+        s->transaction->id, at, s->deadline_ns, s->deadline_limit};
+    FinishTransaction(s, at, EventType::kTransactionExpired);
   }
 
   void End(Session* s, Time now, EventType how) {
@@ -1009,6 +1125,10 @@ class Engine::Impl {
   DeadlockDetector detector_;
   std::unordered_map<WaitId, Waiter*> waits_;
   std::set<std::pair<Time, WaitId>> wait_deadlines_;
+  // Open transactions bound to a namespace's max_transaction, by deadline.
+  std::set<std::pair<Time, SessionId>> txn_deadlines_;
+  std::map<std::string, std::chrono::milliseconds, std::less<>>
+      transaction_limits_;
   std::vector<FinishedWait> finished_;
   WaitId last_wait_id_ = 0;
   WaitId inline_wait_ = 0;
@@ -1017,6 +1137,7 @@ class Engine::Impl {
   std::size_t open_transactions_ = 0;
   std::uint64_t deadlocks_ = 0;
   std::uint64_t timeouts_ = 0;
+  std::uint64_t transactions_expired_ = 0;
 };
 
 Engine::Engine(EngineOptions options)
@@ -1077,6 +1198,9 @@ bool Engine::CancelWait(Time now, WaitId w) {
 std::vector<LockInfo> Engine::ListLocks(Time now, std::string_view ns) {
   return impl_->ListLocks(now, ns);
 }
+std::vector<NamespaceInfo> Engine::ListNamespaces(Time now) {
+  return impl_->ListNamespaces(now);
+}
 void Engine::AdvanceTo(Time now) { impl_->AdvanceTo(now); }
 std::optional<Time> Engine::NextDeadline() const {
   return impl_->NextDeadline();
@@ -1094,6 +1218,7 @@ namespace leasehold {
 void Engine::SetNamespaceOptions(std::string_view ns, NamespaceOptions o) {
   impl_->records().SetNamespaceOptions(ns, o);
   impl_->outbox().SetMaxAttempts(ns, o.outbox_max_attempts);
+  impl_->SetTransactionLimit(ns, o.max_transaction);
 }
 Result<std::uint64_t> Engine::InsertRecord(Time now, RecordKey key,
                                            std::string_view body) {

@@ -50,6 +50,8 @@ std::string_view EventTypeName(EventType type) {
       return "outbox.claimed";
     case EventType::kOutboxAcked:
       return "outbox.acked";
+    case EventType::kTransactionExpired:
+      return "transaction.expired";
   }
   return "unknown";
 }

@@ -55,6 +55,9 @@ class OutboxTable {
 
   Status Restore(MessageRow&& row);
 
+  // Adds each namespace's topic names to `out`. In namespace_listing.cc.
+  void ListTopics(std::map<std::string, NamespaceInfo, std::less<>>& out) const;
+
  private:
   struct Message {
     std::string key;

@@ -81,6 +81,11 @@ class RecordTable {
   void ExpireDue(Time now);
   std::optional<Time> NextExpiry() const;
 
+  // Adds each namespace's key count and unexpired leases to `out` (the
+  // leases as of the last ExpireDue). In namespace_listing.cc.
+  void CountByNamespace(
+      std::map<std::string, NamespaceInfo, std::less<>>& out) const;
+
   std::size_t key_count() const { return key_count_; }
   std::size_t active_leases() const { return expiries_.size(); }
 

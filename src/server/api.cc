@@ -5,6 +5,7 @@
 #include <map>
 
 #include "server/handlers.h"
+#include "server/handlers_dashboard.h"
 
 namespace leasehold::server {
 namespace {
@@ -100,6 +101,7 @@ unsigned HttpStatusFor(StatusCode code) {
     case StatusCode::kExists:
     case StatusCode::kWaitPending:
     case StatusCode::kTransactionAborted:
+    case StatusCode::kTransactionExpired:
       return 409;
     case StatusCode::kBodyTooLarge:
     case StatusCode::kTransactionTooLarge:
@@ -253,6 +255,7 @@ void Api::Handle(ApiRequest request, Respond respond) {
   c.path.assign(segments.begin() + 1, segments.end());
   const auto& p = c.path;
   const std::size_t n = p.size();
+  if (n >= 1 && IsDashboardEndpoint(p[0])) return RouteDashboard(c, history_);
 
   if (n == 0 ||
       (p[0] != "sessions" && p[0] != "applocks" && p[0] != "records" &&
@@ -334,6 +337,9 @@ void Api::Route(Call& c) {
     const std::string& ns = p[1];
     if (n == 2 && m == "GET") return ListLocks(c, ns);
     if (n == 3 && m == "POST" && p[2] == "acquire") return AcquireLock(c, ns);
+    if (n == 3 && m == "POST" && p[2] == "acquire-all") {
+      return AcquireAllLocks(c, ns);
+    }
     if (n == 3 && m == "POST" && p[2] == "release") return ReleaseLock(c, ns);
     if (n == 3 && m == "GET" && p[2] == "mode") return LockModeOf(c, ns);
     if (n == 3 && m == "GET" && p[2] == "test") return TestLock(c, ns);

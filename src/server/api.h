@@ -15,6 +15,7 @@
 namespace leasehold::server {
 
 struct Call;
+class ActivityHistory;
 
 struct ApiRequest {
   std::string method;  // "GET", "POST", "PUT", "DELETE"
@@ -55,6 +56,10 @@ class Api {
   Api(EngineService& service, ApiOptions options, Metrics* metrics = nullptr)
       : service_(service), options_(options), metrics_(metrics) {}
 
+  // The recent history that GET /v1/stats and /v1/deadlocks show; may stay
+  // null. Set before serving; must outlive the Api.
+  void SetHistory(const ActivityHistory* history) { history_ = history; }
+
   // Answers `request` through `respond`, exactly once, on any thread.
   void Handle(ApiRequest request, Respond respond);
 
@@ -78,6 +83,7 @@ class Api {
   EngineService& service_;
   ApiOptions options_;
   Metrics* metrics_;
+  const ActivityHistory* history_ = nullptr;
 };
 
 // The HTTP status of an error code (API.md's conventions).

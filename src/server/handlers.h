@@ -1,6 +1,6 @@
 // The handlers behind Api: one function per endpoint, grouped by resource
-// (handlers_sessions.cc, handlers_applocks.cc, handlers_records.cc,
-// handlers_outbox.cc).
+// (handlers_sessions.cc, handlers_applocks.cc, handlers_acquire_all.cc,
+// handlers_records.cc, handlers_outbox.cc).
 // Internal to the server.
 #ifndef LEASEHOLD_SERVER_HANDLERS_H_
 #define LEASEHOLD_SERVER_HANDLERS_H_
@@ -73,7 +73,12 @@ void CancelSessionWait(Call& c, SessionId id);
 void BeginTransaction(Call& c, SessionId id);
 void EndTransaction(Call& c, SessionId id, bool commit);
 
+// {"victim", "cycle": [{"waiter", "waiter_name", "holder", ...}]}.
+boost::json::object DeadlockJson(const DeadlockReport& report);
+
 void AcquireLock(Call& c, const std::string& ns);
+// handlers_acquire_all.cc
+void AcquireAllLocks(Call& c, const std::string& ns);
 void ReleaseLock(Call& c, const std::string& ns);
 void LockModeOf(Call& c, const std::string& ns);
 void TestLock(Call& c, const std::string& ns);

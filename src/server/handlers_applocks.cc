@@ -59,21 +59,6 @@ Result<LockMode> ModeField(std::optional<std::string> text) {
   return ParseLockMode(*text);
 }
 
-json::object DeadlockJson(const DeadlockReport& d) {
-  json::array cycle;
-  for (const WaitForEdge& e : d.cycle) {
-    cycle.push_back(json::object{{"waiter", SessionIdText(e.waiter)},
-                                 {"waiter_name", e.waiter_name},
-                                 {"holder", SessionIdText(e.holder)},
-                                 {"holder_name", e.holder_name},
-                                 {"ns", e.ns},
-                                 {"principal", e.principal},
-                                 {"resource", e.resource},
-                                 {"wanted", LockModeName(e.wanted)}});
-  }
-  return json::object{{"victim", SessionIdText(d.victim)}, {"cycle", cycle}};
-}
-
 ApiResponse AcquireResponse(AcquireResult result, Fence fence, LockMode held,
                             std::uint32_t count,
                             const std::optional<DeadlockReport>& deadlock) {
@@ -91,6 +76,21 @@ ApiResponse AcquireResponse(AcquireResult result, Fence fence, LockMode held,
 }
 
 }  // namespace
+
+boost::json::object DeadlockJson(const DeadlockReport& d) {
+  json::array cycle;
+  for (const WaitForEdge& e : d.cycle) {
+    cycle.push_back(json::object{{"waiter", SessionIdText(e.waiter)},
+                                 {"waiter_name", e.waiter_name},
+                                 {"holder", SessionIdText(e.holder)},
+                                 {"holder_name", e.holder_name},
+                                 {"ns", e.ns},
+                                 {"principal", e.principal},
+                                 {"resource", e.resource},
+                                 {"wanted", LockModeName(e.wanted)}});
+  }
+  return json::object{{"victim", SessionIdText(d.victim)}, {"cycle", cycle}};
+}
 
 void AcquireLock(Call& c, const std::string& ns) {
   const Fields f(c.body);

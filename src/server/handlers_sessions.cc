@@ -1,4 +1,5 @@
 // Sessions and transactions (API.md, "Sessions", "Transactions").
+#include "server/fault_point.h"
 #include "server/handlers.h"
 
 namespace leasehold::server {
@@ -9,9 +10,11 @@ using std::chrono::milliseconds;
 
 json::value TransactionJson(const std::optional<TransactionInfo>& t) {
   if (!t) return nullptr;
+  // `deadline`: when a namespace's max_transaction_ms will roll it back.
   return json::object{{"transaction", t->id},
                       {"started_at", TimeJson(t->started_at)},
-                      {"staged_writes", t->staged_writes}};
+                      {"staged_writes", t->staged_writes},
+                      {"deadline", TimeJson(t->deadline)}};
 }
 
 json::object SessionJson(const SessionInfo& s) {
@@ -115,6 +118,7 @@ void EndTransaction(Call& c, SessionId id, bool commit) {
         [id](Engine& e, Time now) { return e.CommitTransaction(now, id); },
         [](Result<CommitOutcome>& r) {
           if (!r) return ErrorResponse(r.error());
+          FaultPoint(kFaultCommitDurable);
           json::array applied;
           for (const AppliedWrite& w : r->applied) {
             json::object o{{"op", StagedWriteKindName(w.kind)},

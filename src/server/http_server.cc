@@ -12,6 +12,7 @@
 #include <mutex>
 #include <unordered_set>
 
+#include "server/dashboard_assets.h"
 #include "server/json_io.h"
 
 namespace leasehold::server {
@@ -124,6 +125,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
       if (!access) return Write(ErrorResponse(access.error()), version_);
       return StartStream(std::move(*access));
     }
+    // The dashboard's own files hold no data: served without a token.
+    if (req.method() == http::verb::get) {
+      if (const DashboardAsset* asset =
+              FindDashboardAsset(target.substr(0, target.find('?')))) {
+        return WriteAsset(*asset, req[http::field::if_none_match]);
+      }
+    }
     ApiRequest api_req{std::string(req.method_string()),
                        std::string(req.target()), std::move(req.body()),
                        std::string(authorization), nullptr};
@@ -233,9 +241,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // While a request waits, a read that ends means the client hung up.
   void Watch(WaitId wait, std::uint64_t seq) {
-    if (!awaiting_answer_ || seq != request_seq_ || watching_) return;
+    if (!awaiting_answer_ || seq != request_seq_) return;
+    wait_ = wait;  // acquire-all parks once for each lock it waits for
+    if (watching_) return;
     watching_ = true;
-    wait_ = wait;
     stream_.async_read_some(
         buffer_.prepare(1024),
         [self = shared_from_this()](beast::error_code ec, std::size_t n) {
@@ -268,6 +277,40 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   void Write(ApiResponse r, unsigned version) {
     FormatResponse(r, version);
+    Send();
+  }
+
+  // 200 with the file, or 304 when the browser's copy is current. "no-cache"
+  // makes the browser ask each time (a cheap 304), so a new binary's page
+  // is never mixed with an old script.
+  void WriteAsset(const DashboardAsset& a, std::string_view if_none_match) {
+    const bool current = if_none_match == a.etag;
+    response_.clear();
+    response_.append(version_ == 10 ? "HTTP/1.0 " : "HTTP/1.1 ");
+    response_.append(current ? "304 Not Modified" : "200 OK");
+    response_.append("\r\nServer: leasehold\r\nETag: ").append(a.etag);
+    response_.append("\r\nCache-Control: no-cache");
+    response_.append("\r\nX-Content-Type-Options: nosniff");
+    response_.append(
+        "\r\nContent-Security-Policy: default-src 'self'; "
+        "frame-ancestors 'none'");
+    if (!current) {
+      response_.append("\r\nContent-Type: ").append(a.content_type);
+      response_.append("\r\nContent-Length: ");
+      response_.append(std::to_string(a.body.size()));
+    }
+    if (!keep_alive_ && version_ >= 11) {
+      response_.append("\r\nConnection: close");
+    } else if (keep_alive_ && version_ < 11) {
+      response_.append("\r\nConnection: keep-alive");
+    }
+    response_.append("\r\n\r\n");
+    if (!current) response_.append(a.body);
+    Send();
+  }
+
+  // Writes response_, then reads the next request (or closes).
+  void Send() {
     SetDeadline();
     asio::async_write(
         stream_, asio::buffer(response_),

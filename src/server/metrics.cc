@@ -120,6 +120,10 @@ std::string Metrics::Render(const EngineStats& engine, std::size_t parked,
           static_cast<double>(sessions_expired_));
   gauge("leasehold_transactions_open", "Open transactions.",
         static_cast<double>(engine.open_transactions));
+  counter("leasehold_transactions_expired_total",
+          "Transactions rolled back for staying open longer than a "
+          "namespace's max_transaction_ms.",
+          static_cast<double>(engine.transactions_expired));
   gauge("leasehold_oldest_transaction_age_seconds",
         "Age of the oldest open transaction (0 if none).",
         engine.oldest_transaction_start

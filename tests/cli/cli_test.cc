@@ -177,6 +177,29 @@ TEST_F(CliTest, LockWithoutCommandStaysWithTheSessionUntilUnlock) {
       0);
 }
 
+TEST_F(CliTest, LockAndTakesSeveralLocksAllOrNothing) {
+  // With a command: every lock is held while it runs, fences in the env.
+  auto run = Leasehold(
+      "lock account:B --and account:A --ns app -- sh -c "
+      "'echo $LEASEHOLD_FENCES'");
+  EXPECT_EQ(run.code, 0) << Stderr();
+  EXPECT_EQ(run.out.rfind("account:A=", 0), 0u)
+      << "canonical order: " << run.out;
+  EXPECT_NE(run.out.find(" account:B="), std::string::npos) << run.out;
+
+  // Without a command: held by the session; a refusal takes nothing.
+  auto held = Leasehold("lock b --and c --ns app --ttl 60s --json");
+  ASSERT_EQ(held.code, 0) << Stderr();
+  ASSERT_EQ(held.json().at("locks").as_array().size(), 2u);
+  auto refused = Leasehold("lock a --and c --ns app --timeout 0 --json");
+  EXPECT_EQ(refused.code, 1);
+  EXPECT_EQ(refused.json().at("resource"), "c");
+  auto locks = Leasehold("locks --ns app --json").json().at("locks");
+  ASSERT_EQ(locks.as_array().size(), 2u) << "a was not left behind";
+  EXPECT_EQ(locks.at(0).at("resource"), "b");
+  EXPECT_EQ(Leasehold("lock a --and a --ns app").code, 3) << "listed twice";
+}
+
 TEST_F(CliTest, WatchPrintsEventsAsTheyHappen) {
   CommandRun watched;
   std::thread watcher(

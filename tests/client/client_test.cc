@@ -259,6 +259,83 @@ TEST_F(ClientTest, CancelEndsAWaitWithMinusTwo) {
   EXPECT_FALSE(*client_.Cancel(b));  // nothing left to cancel
 }
 
+TEST_F(ClientTest, AcquireAllGrantsInOrderOrTakesNothing) {
+  const std::string holder = NewSession("Ravi");
+  ASSERT_TRUE(client_.Acquire("app", holder, "c", Exclusive(milliseconds(0))));
+  const std::string s = NewSession("Asha");
+  AcquireAllOptions now;
+  now.timeout = milliseconds(0);
+  auto got = client_.AcquireAll("app", s, {{"b", "Shared"}, {"a"}}, now);
+  ASSERT_TRUE(got) << got.error().message;
+  ASSERT_TRUE(got->granted());
+  ASSERT_EQ(got->locks.size(), 2u);
+  EXPECT_EQ(got->locks[0].resource, "a");
+  EXPECT_EQ(got->locks[1].mode, "Shared");
+  EXPECT_GT(got->locks[1].fence, got->locks[0].fence);
+
+  auto refused = client_.AcquireAll("app", s, {{"d"}, {"c"}}, now);
+  ASSERT_TRUE(refused) << refused.error().message;
+  EXPECT_FALSE(refused->granted());
+  EXPECT_EQ(refused->result, -1);
+  EXPECT_EQ(refused->failed_resource, "c");
+  EXPECT_EQ(*client_.Mode("app", s, "d", "Session"), "NoLock");
+  auto twice = client_.AcquireAll("app", s, {{"x"}, {"x"}}, now);
+  ASSERT_FALSE(twice);
+  EXPECT_EQ(twice.error().code, "bad_request");
+}
+
+TEST_F(ClientTest, OperationsAndOutboxExactlyOnce) {
+  const std::string s = NewSession("worker");
+  ASSERT_TRUE(client_.BeginTransaction(s));
+  auto first = client_.BeginOperation("billing", "op-1", s);
+  ASSERT_TRUE(first) << first.error().message;
+  EXPECT_FALSE(first->completed);
+  ASSERT_TRUE(client_.CompleteOperation("billing", "op-1", s,
+                                        boost::json::object{{"total", 5}}));
+  auto staged = client_.Enqueue("billing", "mail", "m-1",
+                                boost::json::object{{"to", "asha"}}, s);
+  ASSERT_TRUE(staged) << staged.error().message;
+  EXPECT_TRUE(staged->staged);
+  ASSERT_TRUE(client_.Commit(s));
+
+  ASSERT_TRUE(client_.BeginTransaction(s));
+  auto again = client_.BeginOperation("billing", "op-1", s);
+  ASSERT_TRUE(again);
+  EXPECT_TRUE(again->completed);
+  EXPECT_EQ(again->outcome.at("total").as_int64(), 5);
+  EXPECT_FALSE(again->completed_at.empty());
+  ASSERT_TRUE(client_.Rollback(s));
+  auto dup = client_.Enqueue("billing", "mail", "m-1", boost::json::object{});
+  ASSERT_TRUE(dup);
+  EXPECT_TRUE(dup->duplicate);
+  EXPECT_EQ(dup->id, staged->id);
+
+  auto claimed =
+      client_.Claim("billing", "mail", "sender", 10, milliseconds(100));
+  ASSERT_TRUE(claimed) << claimed.error().message;
+  ASSERT_EQ(claimed->size(), 1u);
+  EXPECT_EQ((*claimed)[0].attempt, 1);
+  EXPECT_EQ((*claimed)[0].payload.at("to").as_string(), "asha");
+  std::this_thread::sleep_for(milliseconds(150));  // the claim runs out
+  auto late = client_.Ack("billing", "mail", (*claimed)[0].id,
+                          (*claimed)[0].claim_token);
+  ASSERT_TRUE(late) << late.error().message;
+  EXPECT_FALSE(late->acked);
+  EXPECT_EQ(late->reason, "expired");
+  auto redelivered =
+      client_.Claim("billing", "mail", "sender", 10, milliseconds(10'000));
+  ASSERT_TRUE(redelivered);
+  ASSERT_EQ(redelivered->size(), 1u);
+  EXPECT_EQ((*redelivered)[0].attempt, 2);
+  auto acked = client_.Ack("billing", "mail", (*redelivered)[0].id,
+                           (*redelivered)[0].claim_token);
+  ASSERT_TRUE(acked);
+  EXPECT_TRUE(acked->acked);
+  auto counts = client_.GetOutbox("billing", "mail");
+  ASSERT_TRUE(counts);
+  EXPECT_EQ(counts->pending + counts->claimed + counts->dead, 0);
+}
+
 TEST_F(ClientTest, RecordsAndCheckoutsWithRefusals) {
   auto v = client_.Put("docs", "a/b c", "First draft");
   ASSERT_TRUE(v) << v.error().message;

@@ -54,5 +54,44 @@ TEST(Example, CheckoutEditorFailsWithoutAServer) {
   EXPECT_EQ(RunExample({"--url", "http://127.0.0.1:1"}), 1);
 }
 
+// Workers race for the same invoices, throw commit answers away and retry;
+// consumers crash before acking. The example checks exactly-once itself,
+// from the server's events and its fake gateway's ledger.
+TEST(Example, InvoiceFinalizerFinalizesAndChargesEachInvoiceOnce) {
+  testing::TempDir dir;
+  testing::ServerProcess server(dir.File("data"));
+  const std::string url = "http://127.0.0.1:" + std::to_string(server.port());
+  auto run = testing::RunShell(std::string(INVOICE_FINALIZER_BINARY) +
+                               " --url " + url +
+                               " --invoices 30 --workers 3 --consumers 2 "
+                               "--lose 0.4 --crash 0.3 --seed 7 2>&1");
+  EXPECT_EQ(run.code, 0) << run.out;
+  EXPECT_NE(run.out.find("OK: every invoice was finalized exactly once"),
+            std::string::npos)
+      << run.out;
+  // The run did meet lost answers and crashed consumers, not a calm sea.
+  EXPECT_EQ(run.out.find("commit answers thrown away      0\n"),
+            std::string::npos)
+      << run.out;
+  EXPECT_EQ(run.out.find("(0 consumer crashes"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("operation.completed events      30 (30 invoices"),
+            std::string::npos)
+      << run.out;
+}
+
+// Without the operation record and a stable message key, the same run
+// charges invoices twice, and the example's checks say so.
+TEST(Example, InvoiceFinalizerCatchesDoubleChargesWhenUnsafe) {
+  testing::TempDir dir;
+  testing::ServerProcess server(dir.File("data"));
+  const std::string url = "http://127.0.0.1:" + std::to_string(server.port());
+  auto run = testing::RunShell(std::string(INVOICE_FINALIZER_BINARY) +
+                               " --url " + url +
+                               " --invoices 20 --workers 2 --lose 0.5 "
+                               "--crash 0 --seed 11 --unsafe 2>&1");
+  EXPECT_EQ(run.code, 1) << run.out;
+  EXPECT_NE(run.out.find("FAILED"), std::string::npos) << run.out;
+}
+
 }  // namespace
 }  // namespace leasehold::client

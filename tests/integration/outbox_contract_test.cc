@@ -3,12 +3,15 @@
 // response, SIGKILL between commit and answer, a consumer crash, a late ack,
 // dead letters, the events and the metrics.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
 #include <chrono>
+#include <csignal>
 #include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "tests/testing/server_process.h"
 #include "tests/testing/temp_dir.h"
@@ -31,11 +34,11 @@ class OutboxContractTest : public ::testing::Test {
  protected:
   void SetUp() override { Start(); }
 
-  void Start() {
+  void Start(const std::vector<std::string>& env = {}) {
     std::ofstream(dir_.File("config.json"))
         << R"({"namespaces":{"fragile":{"outbox_max_attempts":2}}})";
     server_ = std::make_unique<ServerProcess>(dir_.File("data"),
-                                              dir_.File("config.json"));
+                                              dir_.File("config.json"), env);
   }
 
   std::uint16_t port() const { return server_->port(); }
@@ -141,6 +144,50 @@ TEST_F(OutboxContractTest, SigkillAfterCommitKeepsTheOutcomeAndTheMessage) {
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(Str(got[0], "key"), "receipt-17");
   EXPECT_EQ(Ack(c, got[0]).status, 200u);
+}
+
+TEST_F(OutboxContractTest, SigkillBetweenCommitAndAnswerLosesOnlyTheAnswer) {
+  // The fault point kills the server once the commit is on disk and before
+  // its answer is written: the client sees a dropped connection, exactly
+  // like a crash at the worst moment.
+  server_.reset();
+  Start({"LEASEHOLD_FAULT=commit.durable"});
+  {
+    HttpClient c(port());
+    const std::string s = OpenSession(c, "worker");
+    const std::string txn = "/v1/sessions/" + s + "/transaction";
+    ASSERT_EQ(c.Request("POST", txn).status, 201u);
+    ASSERT_EQ(Str(c.Request("POST", "/v1/operations/billing/77/begin",
+                            J({{"session", s}}))
+                      .json,
+                  "state"),
+              "new");
+    ASSERT_EQ(c.Request("POST", "/v1/operations/billing/77/complete",
+                        J({{"session", s}, {"outcome", {{"total", 77}}}}))
+                  .status,
+              200u);
+    ASSERT_EQ(c.Request("POST", "/v1/outbox/billing/mail",
+                        J({{"session", s},
+                           {"key", "receipt-77"},
+                           {"payload", {{"invoice", "77"}}}}))
+                  .status,
+              201u);
+    EXPECT_ANY_THROW(c.Request("POST", txn + "/commit"))
+        << "the commit was answered: the fault point did not fire";
+  }
+  const int status = server_->Wait();
+  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << status;
+
+  Start();
+  HttpClient c(port());
+  const std::string s = OpenSession(c, "worker");
+  auto retry = Finalize(c, s, "77", true);
+  EXPECT_EQ(Str(retry.json, "state"), "completed") << retry.body;
+  EXPECT_EQ(Int(retry.json.at("outcome"), "total"), 77);
+  EXPECT_EQ(Int(Counts(c), "pending"), 1) << "the effect is there, once";
+  json::array got = Claim(c, "sender", 30'000);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(Str(got[0], "key"), "receipt-77");
 }
 
 TEST_F(OutboxContractTest, AConsumerCrashIsDeliveredAgainAndAckedOnce) {

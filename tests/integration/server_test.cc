@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 
 #include <atomic>
+#include <barrier>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -23,6 +24,13 @@ using Clock = std::chrono::steady_clock;
 
 std::string Str(const boost::json::value& v, const char* key) {
   return std::string(v.at(key).as_string());
+}
+
+// The value of the first sample line that starts with `prefix`, or -1.
+double Sample(const std::string& text, const std::string& prefix) {
+  const std::size_t at = text.find("\n" + prefix + " ");
+  if (at == std::string::npos) return -1;
+  return std::stod(text.substr(at + prefix.size() + 2));
 }
 
 class ServerTest : public ::testing::Test {
@@ -155,6 +163,90 @@ TEST_F(ServerTest, DeadlockIsAnsweredAtOnceAndTheOtherWaiterGoesOn) {
   EXPECT_EQ(granted.json.at("result").as_int64(), 1);
 }
 
+// Issue 6: two sessions taking {a, b} and {b, a} one lock at a time
+// deadlock every round (the barrier makes each hold its first lock before
+// asking for the second); with acquire-all the server orders the locks and
+// the same two sessions never deadlock, over 1,000 rounds.
+TEST_F(ServerTest, OneAtATimeDeadlocksWhileAcquireAllNeverDoes) {
+  HttpClient setup(port());
+  const std::string ids[2] = {OpenSession(setup, "Asha"),
+                              OpenSession(setup, "Ravi")};
+  const std::string names[2][2] = {{"a", "b"}, {"b", "a"}};
+  auto release = [](HttpClient& c, const std::string& s, const std::string& r) {
+    return c
+        .Request("POST", "/v1/applocks/app/release",
+                 R"({"session":")" + s + R"(","resource":")" + r +
+                     R"(","owner":"Session"})")
+        .status;
+  };
+
+  constexpr int kOneAtATimeRounds = 20;
+  std::atomic<int> deadlocks{0}, second_grants{0};
+  {
+    std::barrier sync(2);
+    auto worker = [&](int me) {
+      HttpClient c(port());
+      const std::string& s = ids[me];
+      for (int round = 0; round < kOneAtATimeRounds; ++round) {
+        EXPECT_EQ(Acquire(c, s, names[me][0], "Exclusive").status, 200u);
+        sync.arrive_and_wait();  // both hold their first lock
+        auto second = Acquire(c, s, names[me][1], "Exclusive");
+        const std::int64_t result = second.json.at("result").as_int64();
+        if (result == -3) ++deadlocks;
+        if (second.status == 200) ++second_grants;
+        // The victim lets go of its first lock, so the other goes on.
+        EXPECT_EQ(release(c, s, names[me][0]), 200u);
+        if (second.status == 200) {
+          EXPECT_EQ(release(c, s, names[me][1]), 200u);
+        }
+        sync.arrive_and_wait();
+      }
+    };
+    std::thread t0(worker, 0), t1(worker, 1);
+    t0.join();
+    t1.join();
+  }
+  EXPECT_EQ(deadlocks.load(), kOneAtATimeRounds) << "one victim per round";
+  EXPECT_EQ(second_grants.load(), kOneAtATimeRounds);
+
+  constexpr int kAcquireAllRounds = 1000;
+  std::atomic<int> all_granted{0}, refused{0};
+  {
+    std::barrier sync(2);
+    auto worker = [&](int me) {
+      HttpClient c(port());
+      const std::string& s = ids[me];
+      const std::string body = R"({"session":")" + s +
+                               R"(","owner":"Session","timeout_ms":-1,)" +
+                               R"("locks":[{"resource":")" + names[me][0] +
+                               R"(","mode":"Exclusive"},{"resource":")" +
+                               names[me][1] + R"(","mode":"Exclusive"}]})";
+      for (int round = 0; round < kAcquireAllRounds; ++round) {
+        sync.arrive_and_wait();  // both ask at the same moment
+        auto got = c.Request("POST", "/v1/applocks/app/acquire-all", body);
+        if (got.status != 200) {
+          ++refused;
+          ADD_FAILURE() << got.body;
+          continue;
+        }
+        ++all_granted;
+        EXPECT_EQ(release(c, s, "a"), 200u);
+        EXPECT_EQ(release(c, s, "b"), 200u);
+      }
+    };
+    std::thread t0(worker, 0), t1(worker, 1);
+    t0.join();
+    t1.join();
+  }
+  EXPECT_EQ(all_granted.load(), 2 * kAcquireAllRounds);
+  EXPECT_EQ(refused.load(), 0);
+  auto m = setup.Request("GET", "/metrics");
+  EXPECT_EQ(
+      Sample(m.body, R"(leasehold_acquisitions_total{result="deadlock"})"),
+      kOneAtATimeRounds)
+      << "acquire-all rounds added no deadlock";
+}
+
 TEST_F(ServerTest, SessionExpiryReleasesLocksAndWakesTheWaiter) {
   HttpClient a(port()), b(port());
   const std::string sa = OpenSession(a, "Asha", 300),
@@ -259,13 +351,6 @@ TEST_F(ServerTest, SigtermAnswersWaitersAsCancelled) {
   EXPECT_EQ(cancelled.json.at("result").as_int64(), -2);
 }
 
-// The value of the first sample line that starts with `prefix`, or -1.
-double Sample(const std::string& text, const std::string& prefix) {
-  const std::size_t at = text.find("\n" + prefix + " ");
-  if (at == std::string::npos) return -1;
-  return std::stod(text.substr(at + prefix.size() + 2));
-}
-
 TEST_F(ServerTest, MetricsCountResultsWaitsAndState) {
   HttpClient a(port()), b(port());
   const std::string sa = OpenSession(a, "Asha"), sb = OpenSession(b, "Ravi");
@@ -350,6 +435,55 @@ TEST_F(ServerTest, BadInputGetsAClearErrorNeverACrash) {
   EXPECT_NE(answer.find("400"), std::string::npos) << answer;
   HttpClient still(port());
   EXPECT_EQ(still.Request("GET", "/healthz").status, 200u);
+}
+
+TEST(ServerStaleTransactionTest, ATransactionOpenTooLongIsRolledBack) {
+  TempDir dir;
+  const std::string config = dir.File("config.json");
+  std::ofstream(config)
+      << R"({"namespaces": {"billing": {"max_transaction_ms": 300}}})";
+  ServerProcess server(dir.File("data"), config);
+  HttpClient stream(server.port()), a(server.port()), b(server.port());
+  stream.Send("GET", "/v1/events?ns=billing");
+  ASSERT_NE(stream.ReadStreamUntil("retry:", milliseconds(5000))
+                .find("text/event-stream"),
+            std::string::npos);
+  auto opened = a.Request("POST", "/v1/sessions", R"({"name":"Asha"})");
+  const std::string sa = Str(opened.json, "id");
+  const std::string txn = "/v1/sessions/" + sa + "/transaction";
+  ASSERT_EQ(a.Request("POST", txn).status, 201u);
+  auto lock = a.Request("POST", "/v1/applocks/billing/acquire",
+                        R"({"session":")" + sa +
+                            R"(","resource":"invoice:9","mode":"Exclusive"})");
+  ASSERT_EQ(lock.status, 200u) << lock.body;
+  auto listed = a.Request("GET", "/v1/sessions");
+  const auto& t = listed.json.at("sessions").at(0).at("transaction");
+  EXPECT_TRUE(t.at("deadline").is_string()) << listed.body;
+
+  // Ravi waits for the lock; the expiry hands it over.
+  const std::string sb =
+      Str(b.Request("POST", "/v1/sessions", R"({"name":"Ravi"})").json, "id");
+  const auto started = std::chrono::steady_clock::now();
+  auto waited = b.Request("POST", "/v1/applocks/billing/acquire",
+                          R"({"session":")" + sb +
+                              R"(","resource":"invoice:9","mode":"Exclusive",)"
+                              R"("owner":"Session","timeout_ms":10000})");
+  EXPECT_EQ(waited.status, 200u) << waited.body;
+  EXPECT_LT(std::chrono::steady_clock::now() - started, milliseconds(5000));
+
+  const std::string got =
+      stream.ReadStreamUntil("event: transaction.expired", milliseconds(5000));
+  EXPECT_NE(got.find("event: transaction.expired\ndata: {"), std::string::npos)
+      << got;
+  EXPECT_NE(got.find(R"("session_name":"Asha")"), std::string::npos) << got;
+
+  auto commit = a.Request("POST", txn + "/commit");
+  EXPECT_EQ(commit.status, 409u);
+  EXPECT_EQ(commit.error_code(), "transaction_expired") << commit.body;
+  EXPECT_EQ(Sample(a.Request("GET", "/metrics").body,
+                   "leasehold_transactions_expired_total"),
+            1);
+  EXPECT_EQ(a.Request("POST", txn).status, 201u) << "a new one may begin";
 }
 
 TEST(ServerAuthTest, BearerTokensAreCheckedOverHttp) {

@@ -156,7 +156,8 @@ std::string HttpClient::ReadStreamUntil(const std::string& needle,
 }
 
 ServerProcess::ServerProcess(const std::string& data_dir,
-                             const std::string& config) {
+                             const std::string& config,
+                             const std::vector<std::string>& env) {
   const std::string port_file = data_dir + ".port";
   std::filesystem::remove(port_file);
   std::vector<std::string> args = {LEASEHOLD_BINARY, "serve",  "--listen",
@@ -169,7 +170,12 @@ ServerProcess::ServerProcess(const std::string& data_dir,
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
-  if (posix_spawn(&pid_, argv[0], nullptr, nullptr, argv.data(), environ) !=
+  std::vector<std::string> env_text(env);
+  std::vector<char*> envp;
+  for (char** e = environ; *e != nullptr; ++e) envp.push_back(*e);
+  for (auto& e : env_text) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  if (posix_spawn(&pid_, argv[0], nullptr, nullptr, argv.data(), envp.data()) !=
       0) {
     throw std::runtime_error("cannot start leasehold serve");
   }
@@ -202,6 +208,13 @@ ServerProcess::~ServerProcess() {
 
 int ServerProcess::Terminate() {
   kill(pid_, SIGTERM);
+  int status = 0;
+  waitpid(pid_, &status, 0);
+  pid_ = -1;
+  return status;
+}
+
+int ServerProcess::Wait() {
   int status = 0;
   waitpid(pid_, &status, 0);
   pid_ = -1;

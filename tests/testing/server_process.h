@@ -10,6 +10,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace leasehold::testing {
 
@@ -67,15 +68,19 @@ CommandRun RunShell(const std::string& command);
 
 class ServerProcess {
  public:
-  // Starts `leasehold serve` with `data_dir` (and `config`, if not empty);
-  // returns once /healthz answers.
-  ServerProcess(const std::string& data_dir, const std::string& config = "");
+  // Starts `leasehold serve` with `data_dir` (and `config`, if not empty),
+  // with this process's environment plus `env` ("NAME=value" each); returns
+  // once it listens.
+  ServerProcess(const std::string& data_dir, const std::string& config = "",
+                const std::vector<std::string>& env = {});
   ~ServerProcess();  // SIGTERM, then SIGKILL if it does not stop
 
   std::uint16_t port() const { return port_; }
   // SIGTERM and wait; returns the exit status (as from waitpid).
   int Terminate();
   void Kill();  // SIGKILL and wait
+  // Waits for the process to end by itself; returns its status (waitpid's).
+  int Wait();
 
  private:
   pid_t pid_ = -1;
