@@ -1,11 +1,12 @@
 #include "race/postgres_target.h"
 
 #include <fmt/format.h>
-#include <libpq-fe.h>
 
 #include <array>
 #include <thread>
 #include <utility>
+
+#include "pg/connection.h"
 
 namespace leasehold::race {
 namespace {
@@ -35,11 +36,7 @@ CREATE TABLE leasehold_race_log (
 // takes. $1 is the document, $2 the user, $3 a TTL in milliseconds, a body
 // or a 0/1 answer. now() is the start of the statement's own transaction
 // (every statement autocommits).
-struct Sql {
-  const char* name;
-  const char* text;
-  int params;
-};
+using Sql = pg::Statement;
 constexpr Sql kReadForNaive{
     "read_for_naive",
     "SELECT locked_by, lock_expires IS NULL OR lock_expires <= now() "
@@ -85,41 +82,14 @@ constexpr const char* kGrantsPerUser =
     "SELECT user_name, sum(granted) FROM leasehold_race_log GROUP BY "
     "user_name";
 
-struct ConnCloser {
-  void operator()(PGconn* c) const { PQfinish(c); }
-};
-struct ResultClearer {
-  void operator()(PGresult* r) const { PQclear(r); }
-};
-using Connection = std::unique_ptr<PGconn, ConnCloser>;
-using PgResult = std::unique_ptr<PGresult, ResultClearer>;
-
-void IgnoreNotice(void*, const char*) {}
-
-Status Failure(PGconn* conn, std::string_view what) {
-  std::string message = PQerrorMessage(conn);
-  while (!message.empty() && message.back() == '\n') message.pop_back();
-  return Status(StatusCode::kUnavailable,
-                fmt::format("PostgreSQL {}: {}", what, message));
-}
-
-Result<Connection> Connect(const std::string& url) {
-  Connection conn(PQconnectdb(url.c_str()));
-  if (conn == nullptr || PQstatus(conn.get()) != CONNECTION_OK) {
-    return std::unexpected(Failure(conn.get(), "connect"));
-  }
-  PQsetNoticeProcessor(conn.get(), &IgnoreNotice, nullptr);
-  return conn;
-}
+using pg::Connection;
+using pg::Failure;
+using pg::PgResult;
 
 // Runs `sql` (no parameters, possibly several statements); no rows wanted.
 Status Exec(PGconn* conn, const std::string& sql) {
-  PgResult r(PQexec(conn, sql.c_str()));
-  const auto st = PQresultStatus(r.get());
-  if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
-    return Failure(conn, "statement");
-  }
-  return Status::Ok();
+  auto r = pg::Exec(conn, sql);
+  return r ? Status::Ok() : r.error();
 }
 
 class PostgresSession final : public TargetSession {
@@ -127,16 +97,7 @@ class PostgresSession final : public TargetSession {
   PostgresSession(Connection conn, std::string user)
       : conn_(std::move(conn)), user_(std::move(user)) {}
 
-  Status PrepareStatements() {
-    for (const Sql& sql : kStatements) {
-      PgResult r(
-          PQprepare(conn_.get(), sql.name, sql.text, sql.params, nullptr));
-      if (PQresultStatus(r.get()) != PGRES_COMMAND_OK) {
-        return Failure(conn_.get(), "prepare");
-      }
-    }
-    return Status::Ok();
-  }
+  Status PrepareStatements() { return pg::Prepare(conn_.get(), kStatements); }
 
   Result<bool> Checkout(int doc, Variant variant, milliseconds ttl,
                         microseconds gap) override {
@@ -216,7 +177,7 @@ class PostgresTarget final : public Target {
   bool SupportsNaive() const override { return true; }
 
   Status Prepare(int rows) override {
-    auto conn = Connect(url_);
+    auto conn = pg::Connect(url_);
     if (!conn) return conn.error();
     return Exec(conn->get(),
                 fmt::format("BEGIN; {} INSERT INTO leasehold_race_documents "
@@ -228,7 +189,7 @@ class PostgresTarget final : public Target {
 
   Result<std::unique_ptr<TargetSession>> Open(
       const std::string& user) override {
-    auto conn = Connect(url_);
+    auto conn = pg::Connect(url_);
     if (!conn) return std::unexpected(conn.error());
     auto session = std::make_unique<PostgresSession>(std::move(*conn), user);
     if (Status st = session->PrepareStatements(); !st.ok()) {
@@ -238,7 +199,7 @@ class PostgresTarget final : public Target {
   }
 
   Result<std::optional<Tally>> TallyLog(int documents, int sessions) override {
-    auto conn = Connect(url_);
+    auto conn = pg::Connect(url_);
     if (!conn) return std::unexpected(conn.error());
     Tally tally;
     tally.documents = documents;

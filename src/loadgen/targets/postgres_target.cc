@@ -10,7 +10,6 @@
 // check in; each commits with the server's synchronous_commit and fsync
 // settings, read at Prepare. A waiting UPDATE contender retries (spin.h).
 #include <fmt/format.h>
-#include <libpq-fe.h>
 
 #include <array>
 #include <thread>
@@ -18,6 +17,7 @@
 
 #include "loadgen/targets/factories.h"
 #include "loadgen/targets/spin.h"
+#include "pg/connection.h"
 
 namespace leasehold::loadgen {
 
@@ -27,20 +27,13 @@ namespace {
 constexpr std::int64_t kIdleBase = std::int64_t{1} << 40;
 constexpr int kIdleConnections = 4;
 
-struct ConnCloser {
-  void operator()(PGconn* c) const { PQfinish(c); }
-};
-struct ResultClearer {
-  void operator()(PGresult* r) const { PQclear(r); }
-};
-using Connection = std::unique_ptr<PGconn, ConnCloser>;
-using PgResult = std::unique_ptr<PGresult, ResultClearer>;
+using pg::Connection;
+using pg::Exec;
+using pg::Failure;
+using pg::PgResult;
+using pg::Value;
 
-struct Sql {
-  const char* name;
-  const char* text;
-  int params;
-};
+using Sql = pg::Statement;
 constexpr Sql kTryAdvisory{"try_advisory",
                            "SELECT pg_try_advisory_lock($1::bigint)", 1};
 constexpr Sql kAdvisory{"advisory", "SELECT pg_advisory_lock($1::bigint)", 1};
@@ -60,42 +53,6 @@ constexpr Sql kGiveBack{"give_back",
 constexpr std::array kStatements{kTryAdvisory, kAdvisory, kUnlockAdvisory,
                                  kTakeIfFree, kGiveBack};
 
-void IgnoreNotice(void*, const char*) {}
-
-Status Failure(PGconn* conn, std::string_view what) {
-  std::string message = PQerrorMessage(conn);
-  while (!message.empty() && message.back() == '\n') message.pop_back();
-  return Status(StatusCode::kUnavailable,
-                fmt::format("PostgreSQL {}: {}", what, message));
-}
-
-Result<Connection> ConnectPg(const std::string& url) {
-  Connection conn(PQconnectdb(url.c_str()));
-  if (conn == nullptr || PQstatus(conn.get()) != CONNECTION_OK) {
-    return std::unexpected(Failure(conn.get(), "connect"));
-  }
-  PQsetNoticeProcessor(conn.get(), &IgnoreNotice, nullptr);
-  return conn;
-}
-
-// Runs `sql` (no parameters); its result, or an error.
-Result<PgResult> Exec(PGconn* conn, const std::string& sql) {
-  PgResult r(PQexec(conn, sql.c_str()));
-  const auto st = PQresultStatus(r.get());
-  if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
-    return std::unexpected(Failure(conn, "statement"));
-  }
-  return r;
-}
-
-// The first column of the first row of `sql`, as text.
-Result<std::string> Value(PGconn* conn, const std::string& sql) {
-  auto r = Exec(conn, sql);
-  if (!r) return std::unexpected(r.error());
-  if (PQntuples(r->get()) < 1) return std::string();
-  return std::string(PQgetvalue(r->get(), 0, 0));
-}
-
 std::string Id(std::uint64_t name) {
   return name == kHotName ? "-1" : std::to_string(name);
 }
@@ -107,16 +64,7 @@ class PostgresClient final : public TargetClient {
         advisory_(advisory),
         owner_(fmt::format("c{}", index)) {}
 
-  Status PrepareStatements() {
-    for (const Sql& sql : kStatements) {
-      PgResult r(
-          PQprepare(conn_.get(), sql.name, sql.text, sql.params, nullptr));
-      if (PQresultStatus(r.get()) != PGRES_COMMAND_OK) {
-        return Failure(conn_.get(), "prepare");
-      }
-    }
-    return Status::Ok();
-  }
+  Status PrepareStatements() { return pg::Prepare(conn_.get(), kStatements); }
 
   Result<bool> Acquire(std::uint64_t name,
                        std::chrono::milliseconds wait) override {
@@ -208,7 +156,7 @@ class PostgresIdle final : public IdleLocks {
   Status Build(std::uint64_t count) {
     const int n = advisory_ ? kIdleConnections : 1;
     for (int i = 0; i < n; ++i) {
-      auto c = ConnectPg(url_);
+      auto c = pg::Connect(url_);
       if (!c) return c.error();
       const std::int64_t first =
           kIdleBase + static_cast<std::int64_t>(count * i / n);
@@ -258,7 +206,7 @@ class PostgresTarget final : public Target {
 
   Status Prepare(Workload w, std::uint64_t keys) override {
     advisory_ = w == Workload::kApplock && mode_ != "update";
-    auto c = ConnectPg(url_);
+    auto c = pg::Connect(url_);
     if (!c) return c.error();
     auto sync = Value(c->get(), "SHOW synchronous_commit");
     auto fsync = Value(c->get(), "SHOW fsync");
@@ -279,7 +227,7 @@ class PostgresTarget final : public Target {
   bool Durable(Workload) const override { return !advisory_ && on_disk_; }
 
   Result<std::unique_ptr<TargetClient>> Connect(int index) override {
-    auto c = ConnectPg(url_);
+    auto c = pg::Connect(url_);
     if (!c) return std::unexpected(c.error());
     auto client =
         std::make_unique<PostgresClient>(std::move(*c), advisory_, index);
