@@ -173,9 +173,11 @@ TEST_P(RaceTest, AtomicGivesEveryDocumentExactlyOneWinner) {
   // Every run must give each document exactly one winner. A run in which
   // one session ran ahead and won everything proves nothing about the race
   // (the article's point is that both won rows), so such runs are counted
-  // apart and a couple of extra runs are allowed for them.
+  // apart and extra runs are allowed for them: on a loaded machine (the
+  // sanitized suite runs two tests at once) a session that connected first
+  // can win every row in most runs; 4 of 5 such runs were seen.
   int real_races = 0;
-  for (int run = 0; run < kRuns + 2 && real_races < kRuns; ++run) {
+  for (int run = 0; run < 4 * kRuns && real_races < kRuns; ++run) {
     const json::object o = Race("atomic", Rows());
     ASSERT_FALSE(o.empty());
     const auto& by_winners = o.at("documents_by_winners").as_object();
