@@ -24,6 +24,12 @@ std::string LockQuery(std::string target, std::string_view session,
   return target;
 }
 
+// How long to wait for a lock call's answer: as long as the lock wait the
+// caller asked for, plus the usual I/O allowance (none for -1: forever).
+Milliseconds CallDeadline(const ClientOptions& options, Milliseconds timeout) {
+  return timeout.count() < 0 ? Milliseconds(-1) : options.io_timeout + timeout;
+}
+
 LockHolder HolderFrom(AnswerReader& r) {
   LockHolder h;
   h.session = r.String("session");
@@ -78,10 +84,7 @@ Result<AcquireOutcome> Client::Acquire(std::string_view ns,
                                         {"owner", options.owner},
                                         {"timeout_ms", options.timeout.count()},
                                         {"principal", options.principal}};
-  // The answer may take as long as the wait the caller asked for.
-  const Milliseconds wait = options.timeout.count() < 0
-                                ? Milliseconds(-1)
-                                : impl_->options().io_timeout + options.timeout;
+  const Milliseconds wait = CallDeadline(impl_->options(), options.timeout);
   auto r = impl_->Call("POST", JoinPath({"v1", "applocks", ns, "acquire"}),
                        &body, {409}, wait, Retry::kNever);
   if (!r) return std::unexpected(r.error());
@@ -164,9 +167,7 @@ Result<AcquireAllOutcome> Client::AcquireAll(std::string_view ns,
                                         {"owner", options.owner},
                                         {"timeout_ms", options.timeout.count()},
                                         {"principal", options.principal}};
-  const Milliseconds wait = options.timeout.count() < 0
-                                ? Milliseconds(-1)
-                                : impl_->options().io_timeout + options.timeout;
+  const Milliseconds wait = CallDeadline(impl_->options(), options.timeout);
   auto r = impl_->Call("POST", JoinPath({"v1", "applocks", ns, "acquire-all"}),
                        &body, {409}, wait, Retry::kNever);
   if (!r) return std::unexpected(r.error());
