@@ -2,7 +2,6 @@
 
 #include "store/restore.h"
 
-#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/post.hpp>
 #include <future>
 
@@ -50,14 +49,16 @@ Result<std::unique_ptr<EngineService>> EngineService::Open(
   std::unique_ptr<EngineService> service(
       new EngineService(io, std::move(store), std::move(*engine), clock));
   service->sink_ = std::move(sink);
-  asio::post(service->strand_, [s = service.get()] { s->ArmTimer(); });
+  {
+    std::lock_guard lock(service->mu_);
+    service->ArmTimer();
+  }
   return service;
 }
 
 EngineService::EngineService(asio::io_context& io, std::unique_ptr<Store> store,
                              std::unique_ptr<Engine> engine, const Clock& clock)
     : io_(io),
-      strand_(asio::make_strand(io)),
       timer_(io),
       store_(std::move(store)),
       engine_(std::move(engine)),
@@ -69,55 +70,71 @@ EngineService::~EngineService() = default;
 void EngineService::Acquire(OwnedLockRequest request,
                             std::function<void(Result<AcquireOutcome>)> started,
                             WaitDone finished) {
-  asio::post(strand_, [this, request = std::move(request),
-                       started = std::move(started),
-                       finished = std::move(finished)]() mutable {
+  Completions ready;
+  {
+    std::lock_guard lock(mu_);
     const AcquireRequest req{
         request.session,
         LockKey{request.ns, request.principal, request.resource}, request.mode,
         request.owner, request.timeout};
-    auto outcome = std::make_shared<Result<AcquireOutcome>>(
-        engine_->Acquire(clock_.Now(), req));
-    if (*outcome && (*outcome)->wait) {
-      parked_.emplace(*(*outcome)->wait, std::move(finished));
+    Result<AcquireOutcome> outcome = engine_->Acquire(clock_.Now(), req);
+    if (outcome && outcome->wait) {
+      parked_.emplace(*outcome->wait, std::move(finished));
     }
-    AfterStep([started = std::move(started), outcome](const Status& st) {
-      if (st.ok()) {
-        started(std::move(*outcome));
-      } else {
-        started(std::unexpected(st));
-      }
-    });
-  });
+    AfterStep(
+        [started = std::move(started),
+         outcome = std::move(outcome)](const Status& st) mutable {
+          if (st.ok()) {
+            started(std::move(outcome));
+          } else {
+            started(std::unexpected(st));
+          }
+        },
+        ready);
+  }
+  Complete(std::move(ready));
 }
 
 void EngineService::CancelWait(WaitId wait) {
-  asio::post(strand_, [this, wait] {
+  Completions ready;
+  {
+    std::lock_guard lock(mu_);
     engine_->CancelWait(clock_.Now(), wait);
-    AfterStep(nullptr);
-  });
+    AfterStep(nullptr, ready);
+  }
+  Complete(std::move(ready));
 }
 
 void EngineService::ReadStats(
     std::function<void(EngineStats, std::size_t, Time)> done) {
-  asio::post(strand_, [this, done = std::move(done)] {
-    done(engine_->Stats(), parked_.size(), clock_.Now());
-  });
+  EngineStats stats;
+  std::size_t parked;
+  Time now;
+  {
+    std::lock_guard lock(mu_);
+    stats = engine_->Stats();
+    parked = parked_.size();
+    now = clock_.Now();
+  }
+  done(std::move(stats), parked, now);
 }
 
 void EngineService::Shutdown() {
   std::promise<void> drained;
-  asio::post(strand_, [this, &drained] {
+  Completions ready;
+  {
+    std::lock_guard lock(mu_);
     std::vector<WaitId> waits;
     for (const auto& [id, done] : parked_) waits.push_back(id);
     for (WaitId id : waits) engine_->CancelWait(clock_.Now(), id);
     timer_.cancel();
-    AfterStep([&drained](const Status&) { drained.set_value(); });
-  });
+    AfterStep([&drained](const Status&) { drained.set_value(); }, ready);
+  }
+  Complete(std::move(ready));
   drained.get_future().wait();
 }
 
-void EngineService::AfterStep(std::function<void(const Status&)> then) {
+void EngineService::AfterStep(Completion then, Completions& ready) {
   PendingStep step;
   step.seq = engine_->HasJournal() ? committer_.Submit(engine_->TakeJournal())
                                    : committer_.last_submitted();
@@ -141,14 +158,15 @@ void EngineService::AfterStep(std::function<void(const Status&)> then) {
   const GroupCommitter::Seq seq = step.seq;
   pending_.push_back(std::move(step));
   if (committer_.durable_seq() >= seq) {
-    Drain();  // nothing to wait for: answer without another hop
+    Drain(ready);  // nothing to wait for: answer on this thread
     return;
   }
-  committer_.OnDurable(
-      seq, [this](const Status&) { asio::post(strand_, [this] { Drain(); }); });
+  committer_.OnDurable(seq, [this](const Status&) {
+    asio::post(io_, [this] { DrainAndComplete(); });
+  });
 }
 
-void EngineService::Drain() {
+void EngineService::Drain(Completions& ready) {
   const GroupCommitter::Seq durable = committer_.durable_seq();
   const Status failure = committer_.failure();
   while (!pending_.empty() &&
@@ -157,10 +175,37 @@ void EngineService::Drain() {
     pending_.pop_front();
     const Status st = step.seq <= durable ? Status::Ok() : failure;
     if (st.ok() && listener_ && !step.events.empty()) listener_(step.events);
-    for (auto& done : step.completions) {
-      asio::post(io_, [done = std::move(done), st] { done(st); });
-    }
+    for (auto& done : step.completions) ready.emplace_back(std::move(done), st);
   }
+}
+
+void EngineService::DrainAndComplete() {
+  Completions ready;
+  {
+    std::lock_guard lock(mu_);
+    Drain(ready);
+  }
+  Complete(std::move(ready));
+}
+
+namespace {
+// How deep this thread is in inline completions.
+thread_local int inline_depth = 0;
+constexpr int kMaxInlineDepth = 8;
+}  // namespace
+
+void EngineService::Complete(Completions ready) {
+  if (ready.empty()) return;
+  if (inline_depth >= kMaxInlineDepth) {
+    for (auto& [done, st] : ready) {
+      asio::post(io_,
+                 [done = std::move(done), st = st]() mutable { done(st); });
+    }
+    return;
+  }
+  ++inline_depth;
+  for (auto& [done, st] : ready) done(st);
+  --inline_depth;
 }
 
 void EngineService::ArmTimer() {
@@ -174,17 +219,21 @@ void EngineService::ArmTimer() {
   const auto delay = *next - clock_.Now();
   timer_.expires_after(std::max(delay, Duration::zero()) +
                        std::chrono::microseconds(1));
-  timer_.async_wait(
-      asio::bind_executor(strand_, [this](const boost::system::error_code& ec) {
-        if (ec) return;  // re-armed or cancelled
-        OnTimer();
-      }));
+  timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec) return;  // re-armed or cancelled
+    OnTimer();
+  });
 }
 
 void EngineService::OnTimer() {
-  timer_at_.reset();
-  engine_->AdvanceTo(clock_.Now());
-  AfterStep(nullptr);
+  Completions ready;
+  {
+    std::lock_guard lock(mu_);
+    timer_at_.reset();
+    engine_->AdvanceTo(clock_.Now());
+    AfterStep(nullptr, ready);
+  }
+  Complete(std::move(ready));
 }
 
 }  // namespace leasehold::server

@@ -1,10 +1,14 @@
-// EngineService: the engine behind one strand, asynchronous and durable.
+// EngineService: the engine behind one mutex, asynchronous and durable.
 //
-// The server's I/O threads never touch the engine. They hand a command to
-// Execute(); it runs on the engine's strand at clock.Now(), its journal goes
-// to the GroupCommitter, and the completion runs only once that journal —
-// and everything submitted before it — is on disk. So no reply, and no
-// event, ever shows state that a crash could take back.
+// A command handed to Execute() runs at once on the caller's thread, under
+// the service's mutex, at clock.Now(); its journal goes to the
+// GroupCommitter, and the completion runs only once that journal — and
+// everything submitted before it — is on disk. So no reply, and no event,
+// ever shows state that a crash could take back. A step with nothing to
+// write whose predecessors are durable completes on the caller's thread,
+// right after the mutex is released: no queue, no thread hand-off (an
+// in-memory lock request costs one mutex, not three executor hops; see
+// docs/benchmarks.md, "Profiles"). Other completions run on an I/O thread.
 //
 // A lock request that must wait is parked in the engine as data; its
 // completion is kept here, keyed by WaitId, and runs when the engine
@@ -15,10 +19,10 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/strand.hpp>
 #include <deque>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <unordered_map>
 #include <vector>
 
@@ -65,41 +69,50 @@ class EngineService {
   using EventListener = std::function<void(const std::vector<OwnedEvent>&)>;
   using WaitDone = std::function<void(const Result<FinishedWait>&)>;
 
-  // Loads `store` into a new engine. `io` runs the strand and the timer;
-  // `clock` must outlive the service.
+  // Loads `store` into a new engine. `io` runs the timer and the
+  // completions of steps that waited for the disk; `clock` must outlive the
+  // service.
   static Result<std::unique_ptr<EngineService>> Open(
       boost::asio::io_context& io, std::unique_ptr<Store> store,
       EngineOptions options, const Clock& clock);
   ~EngineService();
 
-  // Called with the events of each durable step, in order, on an I/O thread.
-  // Set before serving.
+  // Called with the events of each durable step, in order, under the
+  // service's mutex (so it must not call back into the service). Set before
+  // serving.
   void SetEventListener(EventListener listener) {
     listener_ = std::move(listener);
   }
 
-  // Runs command(engine, now) on the strand; calls done(result) on an I/O
-  // thread once durable, or done(kUnavailable) if the store failed.
+  // Runs command(engine, now) now, under the mutex; calls done(result) once
+  // durable, or done(kUnavailable) if the store failed. `done` runs on this
+  // thread when nothing had to be written (and the nesting of inline
+  // completions is shallow), else on an I/O thread; never under the mutex.
   template <typename R>
   void Execute(std::function<R(Engine&, Time)> command,
                std::function<void(Result<R>)> done) {
-    boost::asio::post(strand_, [this, command = std::move(command),
-                                done = std::move(done)]() mutable {
-      auto result = std::make_shared<R>(command(*engine_, clock_.Now()));
-      AfterStep([done = std::move(done), result](const Status& st) {
-        if (st.ok()) {
-          done(std::move(*result));
-        } else {
-          done(std::unexpected(st));
-        }
-      });
-    });
+    Completions ready;
+    {
+      std::lock_guard lock(mu_);
+      R result = command(*engine_, clock_.Now());
+      AfterStep(
+          [done = std::move(done),
+           result = std::move(result)](const Status& st) mutable {
+            if (st.ok()) {
+              done(std::move(result));
+            } else {
+              done(std::unexpected(st));
+            }
+          },
+          ready);
+    }
+    Complete(std::move(ready));
   }
 
   // An acquire. `started` is called once the engine has decided what to do
   // at once: with the outcome (and its wait id when parked); a parked
-  // request's final answer then comes to `finished`. Both run on I/O
-  // threads, after durability.
+  // request's final answer then comes to `finished`. Both run after
+  // durability, on a thread as for Execute().
   void Acquire(OwnedLockRequest request,
                std::function<void(Result<AcquireOutcome>)> started,
                WaitDone finished);
@@ -114,9 +127,8 @@ class EngineService {
   GroupCommitStats CommitStats() const { return committer_.Stats(); }
   // OK while the store accepts writes; its failure once it did not.
   Status StoreFailure() const { return committer_.failure(); }
-  // Engine statistics, read on the strand.
-  // Engine statistics, the number of parked requests and the time, read on
-  // the strand; `done` runs there too, so it must be quick.
+  // Engine statistics, the number of parked requests and the time, read
+  // under the mutex; `done` runs on this thread after it is released.
   void ReadStats(std::function<void(EngineStats, std::size_t, Time)> done);
 
  private:
@@ -124,22 +136,35 @@ class EngineService {
   EngineService(boost::asio::io_context& io, std::unique_ptr<Store> store,
                 std::unique_ptr<Engine> engine, const Clock& clock);
 
-  // On the strand, after a command: journal, finished waits, events, timer.
-  // `then` runs on an I/O thread once everything so far is durable.
-  void AfterStep(std::function<void(const Status&)> then);
-  // On the strand: completes, in step order, the steps now durable.
-  void Drain();
+  using Completion = std::move_only_function<void(const Status&)>;
+  // Completions to run, with their status, once the mutex is released.
+  using Completions = std::vector<std::pair<Completion, Status>>;
+
+  // Under mu_, after a command: journal, finished waits, events, timer.
+  // `then` runs once everything so far is durable; steps already durable
+  // are moved to `ready`.
+  void AfterStep(Completion then, Completions& ready);
+  // Under mu_: moves the completions of the steps now durable, in step
+  // order, to `ready`, and publishes their events.
+  void Drain(Completions& ready);
+  // Not under mu_: runs `ready` here, or posts it to the io_context when
+  // this thread is already deep in inline completions (a completion that
+  // starts another step, as acquire-all does for each lock, would
+  // otherwise recurse without bound).
+  void Complete(Completions ready);
+  // On an I/O thread: Drain, then Complete.
+  void DrainAndComplete();
 
   struct PendingStep {
     GroupCommitter::Seq seq;
-    std::vector<std::function<void(const Status&)>> completions;
+    std::vector<Completion> completions;
     std::vector<OwnedEvent> events;
   };
-  void ArmTimer();
+  void ArmTimer();  // under mu_
   void OnTimer();
 
   boost::asio::io_context& io_;
-  boost::asio::strand<boost::asio::io_context::executor_type> strand_;
+  std::mutex mu_;  // guards everything below except committer_
   boost::asio::steady_timer timer_;
   std::unique_ptr<Store> store_;
   std::unique_ptr<Sink> sink_;
@@ -147,9 +172,9 @@ class EngineService {
   const Clock& clock_;
   GroupCommitter committer_;
   EventListener listener_;
-  std::unordered_map<WaitId, WaitDone> parked_;  // strand only
-  std::deque<PendingStep> pending_;              // strand only
-  std::optional<Time> timer_at_;                 // strand only
+  std::unordered_map<WaitId, WaitDone> parked_;
+  std::deque<PendingStep> pending_;
+  std::optional<Time> timer_at_;
 };
 
 }  // namespace leasehold::server
