@@ -52,32 +52,64 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
   std::vector<std::weak_ptr<Connection>> registry_;
 };
 
+using Strand = asio::strand<asio::io_context::executor_type>;
+
+// Whether `ec` is the parser's verdict on the request (answered with 400 or
+// 413) rather than a failure of the socket (which just closes it).
+bool IsHttpError(const beast::error_code& ec) {
+  static const beast::error_category& http_errors =
+      beast::error_code(http::error::partial_message).category();
+  return ec.category() == http_errors;
+}
+
 // One client connection: read a request, answer it, repeat.
+//
+// The request loop is written for the common case of a small request
+// answered from memory: bytes go straight from the socket into Beast's
+// parser (no composed read operation), the API's answer arrives on this
+// strand's own call stack when the engine did not have to wait for the
+// disk, and the answer is written with one non-blocking send. An in-memory
+// lock request thus costs one read, one write and no executor hop; the
+// asynchronous paths remain for everything that has to wait.
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
-  Connection(tcp::socket socket, std::shared_ptr<HttpServer::Impl> server)
-      : stream_(std::move(socket)), server_(std::move(server)) {}
+  Connection(tcp::socket socket, Strand strand,
+             std::shared_ptr<HttpServer::Impl> server)
+      : socket_(std::move(socket)),
+        strand_(std::move(strand)),
+        server_(std::move(server)) {}
   ~Connection() { server_->Forget(this); }
 
   void Start() {
-    asio::dispatch(
-        stream_.get_executor(),
-        beast::bind_front_handler(&Connection::Read, shared_from_this()));
+    asio::dispatch(strand_, [self = shared_from_this()] {
+      beast::error_code ec;
+      // Sends that would block return at once instead of polling: Send()
+      // then finishes asynchronously.
+      self->socket_.non_blocking(true, ec);
+      if (ec) return self->Close();
+      self->Read();
+    });
   }
 
   // Closes the connection if it is between requests. Any thread.
   void CloseIfIdle() {
-    asio::post(stream_.get_executor(), [self = shared_from_this()] {
+    asio::post(strand_, [self = shared_from_this()] {
       if (self->streaming_) return self->EndStream();
       if (!self->busy_) {
         beast::error_code ec;
-        self->stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
-        self->stream_.close();
+        self->socket_.shutdown(tcp::socket::shutdown_both, ec);
+        self->socket_.close(ec);
       }
     });
   }
 
  private:
+  // Bytes asked of the socket per read.
+  static constexpr std::size_t kReadSize = 16 << 10;
+  // Requests answered in a row on one call stack (pipelined requests whose
+  // answers were ready at once) before the next is taken from a fresh one.
+  static constexpr int kMaxInlineRequests = 16;
+
   void Read() {
     busy_ = false;
     parser_.emplace();
@@ -85,16 +117,44 @@ class Connection : public std::enable_shared_from_this<Connection> {
     parser_->header_limit(
         static_cast<std::uint32_t>(server_->options_.header_limit));
     SetDeadline();
-    http::async_read(
-        stream_, buffer_, *parser_,
-        beast::bind_front_handler(&Connection::OnRead, shared_from_this()));
+    if (buffer_.size() > 0 && ++inline_requests_ > kMaxInlineRequests) {
+      inline_requests_ = 0;
+      return asio::post(strand_,
+                        [self = shared_from_this()] { self->Parse(); });
+    }
+    Parse();
   }
 
-  void OnRead(beast::error_code ec, std::size_t) {
-    if (ec == http::error::end_of_stream || ec == beast::error::timeout ||
-        ec == asio::error::operation_aborted ||
-        ec == asio::error::connection_reset) {
-      return Close();
+  // Feeds the buffered bytes to the parser; reads more while it needs them.
+  void Parse() {
+    while (buffer_.size() > 0 && !parser_->is_done()) {
+      beast::error_code ec;
+      const std::size_t used = parser_->put(buffer_.data(), ec);
+      buffer_.consume(used);
+      if (ec == http::error::need_more) break;
+      if (ec) return OnRequest(ec);
+      if (used == 0) break;
+    }
+    if (parser_->is_done()) return OnRequest({});
+    inline_requests_ = 0;
+    socket_.async_read_some(
+        buffer_.prepare(kReadSize),
+        [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+          self->buffer_.commit(n);
+          if (ec == asio::error::eof) {
+            // Between requests, a hang-up; inside one, a torn request.
+            if (!self->parser_->got_some()) return self->Close();
+            ec = http::error::partial_message;
+          }
+          if (ec) return self->OnRequest(ec);
+          self->Parse();
+        });
+  }
+
+  // A whole request is parsed (or reading it failed with `ec`).
+  void OnRequest(beast::error_code ec) {
+    if (ec && !IsHttpError(ec)) {
+      return Close();  // the socket failed, was closed, or timed out
     }
     if (ec == http::error::body_limit) {
       keep_alive_ = false;
@@ -142,13 +202,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
     // paths; the sequence number keeps a late notice from watching a
     // connection that has moved on.
     api_req.on_parked = [self, seq](WaitId wait) {
-      asio::post(self->stream_.get_executor(),
-                 [self, wait, seq] { self->Watch(wait, seq); });
+      asio::post(self->strand_, [self, wait, seq] { self->Watch(wait, seq); });
     };
     server_->api_.Handle(std::move(api_req), [self](ApiResponse r) {
-      asio::post(
-          self->stream_.get_executor(),
-          [self, r = std::move(r)]() mutable { self->Answer(std::move(r)); });
+      // Usually still inside Handle() on this strand: answer on the spot.
+      if (self->strand_.running_in_this_thread()) {
+        return self->Answer(std::move(r));
+      }
+      asio::post(self->strand_, [self, r = std::move(r)]() mutable {
+        self->Answer(std::move(r));
+      });
     });
   }
 
@@ -167,7 +230,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     auto sr =
         std::make_shared<http::response_serializer<http::empty_body>>(*res);
     http::async_write_header(
-        stream_, *sr,
+        socket_, *sr,
         [self = shared_from_this(), res, sr, access = std::move(access)](
             beast::error_code ec, std::size_t) mutable {
           if (ec) return self->EndStream();
@@ -176,8 +239,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
               std::move(access.ns),
               [weak](const EventHub::Frame& frame) {
                 if (auto c = weak.lock()) {
-                  asio::post(c->stream_.get_executor(),
-                             [c, frame] { c->Enqueue(frame); });
+                  asio::post(c->strand_, [c, frame] { c->Enqueue(frame); });
                 }
               },
               access.unscoped);
@@ -201,7 +263,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     }
     pumping_ = true;
     asio::async_write(
-        stream_, asio::buffer(*frames_.front()),
+        socket_, asio::buffer(*frames_.front()),
         [self = shared_from_this()](beast::error_code ec, std::size_t) {
           if (ec) return self->EndStream();
           self->frames_.pop_front();
@@ -221,7 +283,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   void WatchStream() {
-    stream_.async_read_some(
+    socket_.async_read_some(
         buffer_.prepare(1024),
         [self = shared_from_this()](beast::error_code ec, std::size_t) {
           if (ec) return self->EndStream();
@@ -245,7 +307,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     wait_ = wait;  // acquire-all parks once for each lock it waits for
     if (watching_) return;
     watching_ = true;
-    stream_.async_read_some(
+    socket_.async_read_some(
         buffer_.prepare(1024),
         [self = shared_from_this()](beast::error_code ec, std::size_t n) {
           self->watching_ = false;
@@ -269,7 +331,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (watching_) {
       pending_ = std::move(r);
       beast::error_code ec;
-      stream_.socket().cancel(ec);  // the watch ends, then writes
+      socket_.cancel(ec);  // the watch ends, then writes
       return;
     }
     Write(std::move(r), version_);
@@ -309,18 +371,27 @@ class Connection : public std::enable_shared_from_this<Connection> {
     Send();
   }
 
-  // Writes response_, then reads the next request (or closes).
+  // Writes response_, then reads the next request (or closes). One
+  // non-blocking send nearly always takes it all; what it leaves goes out
+  // asynchronously.
   void Send() {
     SetDeadline();
+    beast::error_code sync_ec;
+    const std::size_t sent =
+        socket_.write_some(asio::buffer(response_), sync_ec);
+    if (!sync_ec && sent == response_.size()) return AfterSend();
+    if (sync_ec && sync_ec != asio::error::would_block) return Close();
     asio::async_write(
-        stream_, asio::buffer(response_),
+        socket_, asio::buffer(response_) + (sync_ec ? 0 : sent),
         [self = shared_from_this()](beast::error_code ec, std::size_t) {
           if (ec) return self->Close();
-          if (!self->keep_alive_ || self->server_->stopping_) {
-            return self->Linger();
-          }
-          self->Read();
+          self->AfterSend();
         });
+  }
+
+  void AfterSend() {
+    if (!keep_alive_ || server_->stopping_) return Linger();
+    Read();
   }
 
   // response_ = status line, headers and body, as one buffer for one write.
@@ -355,7 +426,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void Linger() {
     ClearDeadline();  // Drain has its own, shorter one
     beast::error_code ec;
-    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    socket_.shutdown(tcp::socket::shutdown_send, ec);
     if (ec) return Close();
     linger_until_ = std::chrono::steady_clock::now() +
                     (server_->stopping_ ? std::chrono::milliseconds(200)
@@ -364,9 +435,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   void Drain() {
-    stream_.expires_at(linger_until_);
+    deadline_at_ = linger_until_;
+    if (!deadline_armed_) ArmDeadline();
     buffer_.consume(buffer_.size());
-    stream_.async_read_some(
+    socket_.async_read_some(
         buffer_.prepare(64 << 10),
         [self = shared_from_this()](beast::error_code ec, std::size_t n) {
           self->buffer_.commit(n);
@@ -378,8 +450,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void Close() {
     deadline_.cancel();
     beast::error_code ec;
-    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
-    stream_.close();
+    socket_.shutdown(tcp::socket::shutdown_send, ec);
+    socket_.close(ec);
   }
 
   // The request timeout: a request must be read, and its answer written,
@@ -410,7 +482,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
         });
   }
 
-  beast::tcp_stream stream_;
+  tcp::socket socket_;
+  Strand strand_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   std::shared_ptr<HttpServer::Impl> server_;
@@ -421,9 +494,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool pumping_ = false;
   std::uint64_t subscription_ = 0;
   std::deque<EventHub::Frame> frames_;
-  asio::steady_timer heartbeat_{stream_.get_executor()};
+  asio::steady_timer heartbeat_{strand_};
   using Clock = std::chrono::steady_clock;
-  asio::steady_timer deadline_{stream_.get_executor()};
+  asio::steady_timer deadline_{strand_};
   Clock::time_point deadline_at_ = Clock::time_point::max();
   bool deadline_armed_ = false;
   std::chrono::steady_clock::time_point linger_until_;
@@ -433,6 +506,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool watching_ = false;
   bool awaiting_answer_ = false;  // a request is with the Api
   std::uint64_t request_seq_ = 0;
+  int inline_requests_ = 0;  // see kMaxInlineRequests
 };
 
 Result<std::uint16_t> HttpServer::Impl::Start() {
@@ -460,29 +534,35 @@ Result<std::uint16_t> HttpServer::Impl::Start() {
 }
 
 void HttpServer::Impl::Accept() {
-  acceptor_.async_accept(
-      asio::make_strand(io_),
-      [self = shared_from_this()](beast::error_code ec, tcp::socket socket) {
-        if (ec || self->stopping_) return;
-        bool admitted;
-        {
-          std::lock_guard lock(self->mu_);
-          admitted = self->connections_.size() < self->options_.max_connections;
+  Strand strand = asio::make_strand(io_);
+  acceptor_.async_accept(strand, [self = shared_from_this(), strand](
+                                     beast::error_code ec, tcp::socket socket) {
+    if (ec || self->stopping_) return;
+    bool admitted;
+    {
+      std::lock_guard lock(self->mu_);
+      admitted = self->connections_.size() < self->options_.max_connections;
+    }
+    if (admitted) {
+      // Answers go out at once, not held back for coalescing (Nagle).
+      beast::error_code ignored;
+      socket.set_option(tcp::no_delay(true), ignored);
+      auto c = std::make_shared<Connection>(std::move(socket), strand, self);
+      {
+        std::lock_guard lock(self->mu_);
+        self->connections_.insert(c.get());
+        // Drop the entries of closed connections now and then, so a
+        // long-lived server does not keep one per connection ever made.
+        if (self->registry_.size() >= 2 * self->connections_.size() + 64) {
+          std::erase_if(self->registry_,
+                        [](const auto& w) { return w.expired(); });
         }
-        if (admitted) {
-          // Answers go out at once, not held back for coalescing (Nagle).
-          beast::error_code ignored;
-          socket.set_option(tcp::no_delay(true), ignored);
-          auto c = std::make_shared<Connection>(std::move(socket), self);
-          {
-            std::lock_guard lock(self->mu_);
-            self->connections_.insert(c.get());
-            self->registry_.push_back(c);
-          }
-          c->Start();
-        }
-        self->Accept();
-      });
+        self->registry_.push_back(c);
+      }
+      c->Start();
+    }
+    self->Accept();
+  });
 }
 
 void HttpServer::Impl::Forget(Connection* c) {
