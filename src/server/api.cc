@@ -119,10 +119,13 @@ ApiResponse JsonResponse(unsigned status, const json::value& v) {
 }
 
 ApiResponse ErrorResponse(const Status& st) {
-  json::object error;
+  AnswerArena arena;
+  json::object error(arena.storage());
   error["code"] = StatusCodeName(st.code());
   error["message"] = st.message();
-  return JsonResponse(HttpStatusFor(st.code()), json::object{{"error", error}});
+  return JsonResponse(
+      HttpStatusFor(st.code()),
+      json::object({{"error", std::move(error)}}, arena.storage()));
 }
 
 void Call::Reply(unsigned status, const json::value& v) const {
@@ -204,11 +207,16 @@ void Api::Handle(ApiRequest request, Respond respond) {
   const std::string_view target = request.target;
   const std::size_t q = target.find('?');
   const std::string_view raw_path = target.substr(0, q);
+  const std::string& m = request.method;
+  const bool has_body =
+      !request.body.empty() || m == "POST" || m == "PUT" || m == "DELETE";
   Call c{service_,
          options_,
          {},
          {},
-         {},
+         // The body is parsed into this object's arena (see Route below).
+         has_body ? boost::json::object(MakeRequestArena())
+                  : boost::json::object(),
          std::move(request.on_parked),
          std::move(respond),
          request.method,
@@ -219,6 +227,7 @@ void Api::Handle(ApiRequest request, Respond respond) {
   if (!query) return c.Fail(BadTarget());
   c.query = std::move(*query);
   std::vector<std::string> segments;
+  segments.reserve(6);  // the longest paths have 5
   {
     std::string_view rest = raw_path;
     while (!rest.empty()) {
@@ -233,7 +242,6 @@ void Api::Handle(ApiRequest request, Respond respond) {
       rest = slash == std::string_view::npos ? "" : rest.substr(slash);
     }
   }
-  const std::string& m = request.method;
 
   if (segments.size() == 1 && segments[0] == "healthz" && m == "GET") {
     const Status failure = service_.StoreFailure();
@@ -252,7 +260,8 @@ void Api::Handle(ApiRequest request, Respond respond) {
   if (segments.empty() || segments[0] != "v1") {
     return c.Fail(NoRoute(m, raw_path));
   }
-  c.path.assign(segments.begin() + 1, segments.end());
+  segments.erase(segments.begin());
+  c.path = std::move(segments);
   const auto& p = c.path;
   const std::size_t n = p.size();
   if (n >= 1 && IsDashboardEndpoint(p[0])) return RouteDashboard(c, history_);
@@ -270,10 +279,10 @@ void Api::Handle(ApiRequest request, Respond respond) {
       return c.Fail(st);
     }
   }
-  if (request.body.size() > 0 || m == "POST" || m == "PUT" || m == "DELETE") {
-    auto body = ParseBodyObject(request.body);
+  if (has_body) {
+    auto body = ParseBodyObject(request.body, c.body.storage());
     if (!body) return c.Fail(body.error());
-    c.body = std::move(*body);
+    c.body = std::move(*body);  // same arena: moved, not copied
   }
   if (c.caller != nullptr) {
     if (auto id = NamedSession(c)) {

@@ -62,8 +62,10 @@ Result<LockMode> ModeField(std::optional<std::string> text) {
 ApiResponse AcquireResponse(AcquireResult result, Fence fence, LockMode held,
                             std::uint32_t count,
                             const std::optional<DeadlockReport>& deadlock) {
-  json::object o{{"result", static_cast<int>(result)},
-                 {"status", AcquireResultName(result)}};
+  AnswerArena arena;
+  json::object o({{"result", static_cast<int>(result)},
+                  {"status", AcquireResultName(result)}},
+                 arena.storage());
   const bool granted = result == AcquireResult::kGranted ||
                        result == AcquireResult::kGrantedAfterWait;
   if (granted) {
@@ -142,8 +144,10 @@ void ReleaseLock(Call& c, const std::string& ns) {
                          {a.session, {ns, a.principal, a.resource}, a.owner});
       },
       [](Status& st) {
-        return st.ok() ? JsonResponse(200, json::object{{"result", 0}})
-                       : ErrorResponse(st);
+        if (!st.ok()) return ErrorResponse(st);
+        AnswerArena arena;
+        return JsonResponse(200,
+                            json::object({{"result", 0}}, arena.storage()));
       });
 }
 

@@ -48,16 +48,18 @@ Result<Proof> ProofFrom(const Fields& f) {
 ApiResponse WriteResponse(const Result<WriteOutcome>& r, const char* done_field,
                           bool with_version) {
   if (!r) return ErrorResponse(r.error());
+  AnswerArena arena;
   if (r->done) {
-    json::object o{{done_field, true}};
+    json::object o({{done_field, true}}, arena.storage());
     if (with_version) o["version"] = r->version;
     return JsonResponse(200, o);
   }
   const unsigned status =
       r->reason == RefusalReason::kVersionMismatch ? 412 : 423;
   return JsonResponse(status,
-                      json::object{{done_field, false},
-                                   {"reason", RefusalReasonName(r->reason)}});
+                      json::object({{done_field, false},
+                                    {"reason", RefusalReasonName(r->reason)}},
+                                   arena.storage()));
 }
 
 // The transaction a write is staged in: the body's "session", when present
@@ -183,20 +185,23 @@ void Checkout(Call& c, const std::string& ns, const std::string& key) {
       },
       [](Result<CheckoutOutcome>& r) {
         if (!r) return ErrorResponse(r.error());
+        AnswerArena arena;
         if (!r->granted) {
           return JsonResponse(
               423,
-              json::object{{"granted", false},
-                           {"locked_by", r->locked_by},
-                           {"lock_expires_at", TimeJson(r->lock_expires_at)}});
+              json::object({{"granted", false},
+                            {"locked_by", r->locked_by},
+                            {"lock_expires_at", TimeJson(r->lock_expires_at)}},
+                           arena.storage()));
         }
         return JsonResponse(
-            200, json::object{{"granted", true},
-                              {"renewed", r->renewed},
-                              {"token", r->token},
-                              {"fence", r->fence},
-                              {"locked_by", r->locked_by},
-                              {"expires_at", TimeJson(r->lock_expires_at)}});
+            200, json::object({{"granted", true},
+                               {"renewed", r->renewed},
+                               {"token", r->token},
+                               {"fence", r->fence},
+                               {"locked_by", r->locked_by},
+                               {"expires_at", TimeJson(r->lock_expires_at)}},
+                              arena.storage()));
       });
 }
 

@@ -6,14 +6,38 @@ namespace leasehold::server {
 
 namespace json = boost::json;
 
-Result<json::object> ParseBodyObject(std::string_view body) {
-  if (body.empty()) return json::object{};
+namespace {
+
+// A monotonic arena whose first block is part of the object.
+class RequestArena final : public json::memory_resource {
+ private:
+  void* do_allocate(std::size_t n, std::size_t align) override {
+    return arena_.allocate(n, align);
+  }
+  void do_deallocate(void*, std::size_t, std::size_t) override {}
+  bool do_is_equal(const json::memory_resource& other) const noexcept override {
+    return this == &other;
+  }
+
+  unsigned char first_[1024];
+  json::monotonic_resource arena_{first_, sizeof first_};
+};
+
+}  // namespace
+
+json::storage_ptr MakeRequestArena() {
+  return json::make_shared_resource<RequestArena>();
+}
+
+Result<json::object> ParseBodyObject(std::string_view body,
+                                     json::storage_ptr storage) {
+  if (body.empty()) return json::object(storage);
   if (!IsValidUtf8(body)) {
     return Error(StatusCode::kBadRequest,
                  "the request body is not valid UTF-8");
   }
   boost::system::error_code ec;
-  json::value v = json::parse(body, ec);
+  json::value v = json::parse(body, ec, storage);
   if (ec) {
     return Error(StatusCode::kBadJson,
                  "the request body is not valid JSON (" + ec.message() + ")");
