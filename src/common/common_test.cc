@@ -26,6 +26,19 @@ TEST(Time, FormatsRfc3339WithMilliseconds) {
   const Time t = time_point_cast<microseconds>(sys_days{2026y / 11 / 30}) +
                  hours(3) + minutes(24) + seconds(53) + microseconds(123'999);
   EXPECT_EQ(FormatTime(t), "2026-11-30T03:24:53.123Z");
+  // Every field at its edges: zero padding, the last millisecond of a year,
+  // before 1970, and the epoch itself.
+  EXPECT_EQ(
+      FormatTime(time_point_cast<microseconds>(sys_days{1999y / 12 / 31}) +
+                 hours(23) + minutes(59) + seconds(59) + milliseconds(999)),
+      "1999-12-31T23:59:59.999Z");
+  EXPECT_EQ(FormatTime(time_point_cast<microseconds>(sys_days{1969y / 7 / 20}) +
+                       hours(20) + minutes(17) + milliseconds(40)),
+            "1969-07-20T20:17:00.040Z");
+  EXPECT_EQ(FormatTime(Time{}), "1970-01-01T00:00:00.000Z");
+  EXPECT_EQ(FormatTime(time_point_cast<microseconds>(sys_days{2000y / 2 / 29}) +
+                       milliseconds(7)),
+            "2000-02-29T00:00:00.007Z");
 }
 
 TEST(Time, ParsesWhatItFormatsAndNothingElse) {
