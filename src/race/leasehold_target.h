@@ -1,6 +1,6 @@
 // LeaseholdTarget: the race and the walkthroughs against a leasehold server
-// through the C++ client. The server decides every checkout in one step on
-// its engine's single strand, so only the atomic design exists here.
+// through the C++ client. The server decides every checkout in one step of
+// its engine (one decision at a time), so only the atomic design exists here.
 // Each Prepare uses a fresh namespace ("race-" and random hex), so leases
 // from earlier runs never get in the way.
 #ifndef LEASEHOLD_RACE_LEASEHOLD_TARGET_H_

@@ -19,8 +19,8 @@ namespace json = boost::json;
 using std::chrono::milliseconds;
 using SteadyClock = std::chrono::steady_clock;
 
-// More than this in one call is almost surely a mistake, and would hold the
-// session's strand turn for long.
+// More than this in one call is almost surely a mistake, and would keep
+// one connection's request going for long.
 constexpr std::size_t kMaxLocksPerCall = 1000;
 
 struct WantedLock {

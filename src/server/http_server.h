@@ -1,5 +1,5 @@
-// HttpServer: HTTP/1.1 on Boost.Beast in front of Api. Connections live on
-// their own strands; limits (body, header, idle time, connection count)
+// HttpServer: HTTP/1.1 (Boost.Beast's parser) in front of Api. Connections
+// live on their own strands; limits (body, header, idle time, connection count)
 // are enforced here, so a slow or hostile client cannot hold the server.
 // While a lock request is parked, the connection watches its socket: a
 // client that hangs up cancels its wait (-2). GET /v1/events turns the
