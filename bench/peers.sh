@@ -15,7 +15,7 @@
 #   OUT_DIR (default: BINARY's build directory /peers), SCENARIOS (names
 #   from the list below, space-separated; default all), IDLE_LOCKS
 #   (default 100000), LEASEHOLD_IO_THREADS (the server's I/O threads,
-#   default 2, the server's own default).
+#   default 1).
 # Writes OUT_DIR/peers.jsonl (one `leasehold bench --json` object per run,
 # plus round, scenario, target and load) and OUT_DIR/peers.md (the table).
 set -euo pipefail
@@ -98,12 +98,12 @@ wait_port() {  # PORT NAME: until something accepts on 127.0.0.1:PORT
 # --- start the targets ----------------------------------------------------
 declare -A url pid_of
 
-# leasehold with the server's default of 2 I/O threads (LEASEHOLD_IO_THREADS
-# changes it). Since a request no longer hops between threads, a second I/O
-# thread is no longer a cost on 2 cores (docs/benchmarks.md, "Profiles,
-# round 2").
+# leasehold with one I/O thread (LEASEHOLD_IO_THREADS; the server's default
+# is 2): on 2 cores shared with the load generator, one thread that handles
+# a whole batch of ready requests before answering them did best
+# (docs/benchmarks.md, "Profiles, round 2").
 lh_port=$(free_port)
-echo "{\"io_threads\": ${LEASEHOLD_IO_THREADS:-2}}" >"$work/leasehold.json"
+echo "{\"io_threads\": ${LEASEHOLD_IO_THREADS:-1}}" >"$work/leasehold.json"
 "$binary" serve --listen "127.0.0.1:$lh_port" --data "$work/leasehold" \
   --config "$work/leasehold.json" >"$work/leasehold.log" 2>&1 &
 pids+=($!)

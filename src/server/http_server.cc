@@ -66,11 +66,14 @@ bool IsHttpError(const beast::error_code& ec) {
 //
 // The request loop is written for the common case of a small request
 // answered from memory: bytes go straight from the socket into Beast's
-// parser (no composed read operation), the API's answer arrives on this
-// strand's own call stack when the engine did not have to wait for the
-// disk, and the answer is written with one non-blocking send. An in-memory
-// lock request thus costs one read, one write and no executor hop; the
-// asynchronous paths remain for everything that has to wait.
+// parser (no composed read operation), and the answer is written with one
+// non-blocking send. The answer is queued on the strand rather than written
+// from inside the handler, even when it is ready at once: the requests that
+// arrived together are all handled before the first answer wakes its client,
+// as Redis does by writing its replies before it next waits (a client woken
+// on this core would otherwise preempt the server in the middle of the
+// batch; +15-25% pairs/s with one I/O thread, docs/benchmarks.md, "Profiles,
+// round 2").
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
   Connection(tcp::socket socket, Strand strand,
@@ -106,9 +109,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
  private:
   // Bytes asked of the socket per read.
   static constexpr std::size_t kReadSize = 16 << 10;
-  // Requests answered in a row on one call stack (pipelined requests whose
-  // answers were ready at once) before the next is taken from a fresh one.
-  static constexpr int kMaxInlineRequests = 16;
 
   void Read() {
     busy_ = false;
@@ -117,11 +117,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
     parser_->header_limit(
         static_cast<std::uint32_t>(server_->options_.header_limit));
     SetDeadline();
-    if (buffer_.size() > 0 && ++inline_requests_ > kMaxInlineRequests) {
-      inline_requests_ = 0;
-      return asio::post(strand_,
-                        [self = shared_from_this()] { self->Parse(); });
-    }
     Parse();
   }
 
@@ -136,7 +131,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
       if (used == 0) break;
     }
     if (parser_->is_done()) return OnRequest({});
-    inline_requests_ = 0;
     socket_.async_read_some(
         buffer_.prepare(kReadSize),
         [self = shared_from_this()](beast::error_code ec, std::size_t n) {
@@ -205,10 +199,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
       asio::post(self->strand_, [self, wait, seq] { self->Watch(wait, seq); });
     };
     server_->api_.Handle(std::move(api_req), [self](ApiResponse r) {
-      // Usually still inside Handle() on this strand: answer on the spot.
-      if (self->strand_.running_in_this_thread()) {
-        return self->Answer(std::move(r));
-      }
       asio::post(self->strand_, [self, r = std::move(r)]() mutable {
         self->Answer(std::move(r));
       });
@@ -506,7 +496,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool watching_ = false;
   bool awaiting_answer_ = false;  // a request is with the Api
   std::uint64_t request_seq_ = 0;
-  int inline_requests_ = 0;  // see kMaxInlineRequests
 };
 
 Result<std::uint16_t> HttpServer::Impl::Start() {
