@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <boost/asio/executor_work_guard.hpp>
 #include <future>
 #include <thread>
@@ -168,6 +169,54 @@ TEST_F(EngineServiceTest, EventsArePublishedInOrder) {
   EXPECT_EQ(events_, (std::vector<EventType>{EventType::kSessionOpened,
                                              EventType::kLockGranted,
                                              EventType::kLockReleased}));
+}
+
+// A step that wrote nothing, once all before it is durable, is answered on
+// the caller's thread before Execute returns: no queue, no hand-off.
+TEST_F(EngineServiceTest, AStepThatWroteNothingCompletesOnTheCallersThread) {
+  Open("Asha");  // answered, so durable
+  bool done = false;
+  std::thread::id ran_on;
+  service_->Execute<EngineStats>([](Engine& e, Time) { return e.Stats(); },
+                                 [&](Result<EngineStats> r) {
+                                   EXPECT_TRUE(r.has_value());
+                                   ran_on = std::this_thread::get_id();
+                                   done = true;
+                                 });
+  EXPECT_TRUE(done);
+  EXPECT_EQ(ran_on, std::this_thread::get_id());
+}
+
+// Completions that start the next step (as acquire-all does, lock after
+// lock) run inline only a few levels deep and are posted beyond that, so a
+// long chain neither overflows the stack nor keeps it growing.
+TEST_F(EngineServiceTest, AChainOfStepsFromCompletionsKeepsTheStackShallow) {
+  constexpr int kSteps = 100'000;
+  static thread_local int depth = 0;
+  std::atomic<int> deepest{0};
+  std::promise<void> finished;
+  std::function<void(int)> step = [&](int left) {
+    service_->Execute<int>(
+        [](Engine&, Time) { return 0; },
+        [&, left](Result<int> r) {
+          EXPECT_TRUE(r.has_value());
+          ++depth;
+          int seen = deepest.load();
+          while (depth > seen && !deepest.compare_exchange_weak(seen, depth)) {
+          }
+          if (left == 0) {
+            finished.set_value();
+          } else {
+            step(left - 1);
+          }
+          --depth;
+        });
+  };
+  step(kSteps);
+  ASSERT_EQ(finished.get_future().wait_for(seconds(60)),
+            std::future_status::ready);
+  EXPECT_GE(deepest.load(), 2) << "completions never ran inline";
+  EXPECT_LE(deepest.load(), 16);
 }
 
 }  // namespace

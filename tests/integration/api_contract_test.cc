@@ -2043,5 +2043,125 @@ TEST_F(ConnectionLimitTest, ExtraConnectionsAreClosedAndEarlierOnesWork) {
   EXPECT_TRUE(served) << "a freed place was not given to a new connection";
 }
 
+// --- HTTP/1.1 framing ------------------------------------------------------
+
+struct RawAnswer {
+  unsigned status = 0;
+  std::string body;
+};
+
+// The complete answers at the front of `bytes`, in order.
+std::vector<RawAnswer> SplitAnswers(const std::string& bytes) {
+  std::vector<RawAnswer> out;
+  std::size_t at = 0;
+  static const std::regex cl("\r\ncontent-length: *([0-9]+)",
+                             std::regex::icase);
+  while (true) {
+    const std::size_t head = bytes.find("\r\n\r\n", at);
+    if (head == std::string::npos) break;
+    const std::string headers = bytes.substr(at, head + 2 - at);
+    std::smatch m;
+    const std::size_t length =
+        std::regex_search(headers, m, cl) ? std::stoul(m[1].str()) : 0;
+    if (bytes.size() < head + 4 + length) break;
+    out.push_back({static_cast<unsigned>(std::stoul(headers.substr(9, 3))),
+                   bytes.substr(head + 4, length)});
+    at = head + 4 + length;
+  }
+  return out;
+}
+
+std::string RawRequest(const std::string& method, const std::string& target,
+                       const std::string& body) {
+  return method + " " + target +
+         " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json"
+         "\r\nContent-Length: " +
+         std::to_string(body.size()) + "\r\n\r\n" + body;
+}
+
+// Requests sent back to back in one write are each answered, in order —
+// also when the first one waits for its lock and the others arrive while
+// it waits (they must neither be lost nor be taken for a hang-up).
+TEST_F(ApiContractTest, PipelinedRequestsAreAnsweredInOrder) {
+  HttpClient c(port());
+  const std::string holder = OpenSession(c, "holder");
+  const std::string s = OpenSession(c, "pipeliner");
+  ASSERT_EQ(Acquire(c, holder, "busy", "Exclusive").status, 200u);
+
+  RawSocket raw(port());
+  ASSERT_TRUE(raw.connected());
+  const std::string burst =
+      RawRequest("POST", "/v1/applocks/app/acquire",
+                 AcquireBody(s, "free", "Exclusive")) +
+      RawRequest("POST", "/v1/applocks/app/acquire",
+                 AcquireBody(s, "busy", "Exclusive", "Session", 300)) +
+      RawRequest(
+          "POST", "/v1/applocks/app/release",
+          J({{"session", s}, {"resource", "free"}, {"owner", "Session"}})) +
+      RawRequest("GET", "/healthz", "");
+  const auto start = Steady::now();
+  ASSERT_TRUE(raw.Send(burst));
+  std::string bytes;
+  std::vector<RawAnswer> answers;
+  while (answers.size() < 4 && Steady::now() - start < milliseconds(10'000)) {
+    const RawSocket::Read r = raw.ReadFor(milliseconds(100), false);
+    bytes += r.bytes;
+    answers = SplitAnswers(bytes);
+    if (r.closed) break;
+  }
+  ASSERT_EQ(answers.size(), 4u) << bytes;
+  EXPECT_EQ(answers[0].status, 200u) << answers[0].body;  // granted
+  EXPECT_NE(answers[0].body.find("\"fence\""), std::string::npos);
+  EXPECT_EQ(answers[1].status, 409u) << answers[1].body;  // waited 300 ms
+  EXPECT_NE(answers[1].body.find("\"result\":-1"), std::string::npos)
+      << answers[1].body;
+  EXPECT_GE(Steady::now() - start, milliseconds(250)) << "did not wait";
+  EXPECT_EQ(answers[2].status, 200u) << answers[2].body;  // released
+  EXPECT_EQ(answers[3].status, 200u) << answers[3].body;  // healthz
+  EXPECT_EQ(ModeOf(c, s, "free"), "NoLock");
+}
+
+class LargeAnswerTest : public ApiContractTest {
+ protected:
+  std::string Config() const override {
+    return R"({"max_body_bytes":9000000,"http_body_limit":10000000})";
+  }
+};
+
+// An answer larger than the socket takes at once (8 MB: more than the
+// kernel's largest send buffer, 4 MB here, and the unread receive window
+// together) is written in parts, in order, to a client that starts reading
+// late and reads slowly.
+TEST_F(LargeAnswerTest, ALargeAnswerArrivesWholeAtASlowReader) {
+  HttpClient c(port());
+  std::string big(8'000'000, 'x');
+  for (std::size_t i = 0; i < big.size(); i += 1000) {
+    big[i] = static_cast<char>('a' + (i / 1000) % 26);  // not all alike
+  }
+  const auto put = c.Request("PUT", "/v1/records/docs/big", J({{"body", big}}));
+  ASSERT_EQ(put.status, 201u) << put.body.substr(0, 200);
+
+  RawSocket raw(port());
+  ASSERT_TRUE(raw.Send(RawRequest("GET", "/v1/records/docs/big", "")));
+  std::this_thread::sleep_for(milliseconds(300));  // let the server block
+  std::string bytes;
+  std::vector<RawAnswer> answers;
+  const auto start = Steady::now();
+  while (answers.empty() && Steady::now() - start < milliseconds(20'000)) {
+    const RawSocket::Read r = raw.ReadFor(milliseconds(5), false);
+    bytes += r.bytes;
+    answers = SplitAnswers(bytes);
+    if (r.closed) break;
+  }
+  ASSERT_EQ(answers.size(), 1u) << bytes.size() << " bytes read";
+  EXPECT_EQ(answers[0].status, 200u);
+  const auto json = boost::json::parse(answers[0].body);
+  EXPECT_EQ(json.at("body").as_string(), big);
+  // The connection is still good for the next request.
+  ASSERT_TRUE(raw.Send(RawRequest("GET", "/healthz", "")));
+  EXPECT_TRUE(
+      raw.ReadFor(milliseconds(5000), true).bytes.starts_with("HTTP/1.1 200"));
+}
+
 }  // namespace
 }  // namespace leasehold::testing
