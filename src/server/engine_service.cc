@@ -81,16 +81,7 @@ void EngineService::Acquire(OwnedLockRequest request,
     if (outcome && outcome->wait) {
       parked_.emplace(*outcome->wait, std::move(finished));
     }
-    AfterStep(
-        [started = std::move(started),
-         outcome = std::move(outcome)](const Status& st) mutable {
-          if (st.ok()) {
-            started(std::move(outcome));
-          } else {
-            started(std::unexpected(st));
-          }
-        },
-        ready);
+    AfterStep(Deliver(std::move(started), std::move(outcome)), ready);
   }
   Complete(std::move(ready));
 }
@@ -141,14 +132,7 @@ void EngineService::AfterStep(Completion then, Completions& ready) {
   for (FinishedWait& f : engine_->TakeFinishedWaits()) {
     auto it = parked_.find(f.wait);
     if (it == parked_.end()) continue;
-    step.completions.push_back(
-        [done = std::move(it->second), f = std::move(f)](const Status& st) {
-          if (st.ok()) {
-            done(f);
-          } else {
-            done(std::unexpected(st));
-          }
-        });
+    step.completions.push_back(Deliver(std::move(it->second), std::move(f)));
     parked_.erase(it);
   }
   if (then) step.completions.push_back(std::move(then));

@@ -94,17 +94,8 @@ class EngineService {
     Completions ready;
     {
       std::lock_guard lock(mu_);
-      R result = command(*engine_, clock_.Now());
-      AfterStep(
-          [done = std::move(done),
-           result = std::move(result)](const Status& st) mutable {
-            if (st.ok()) {
-              done(std::move(result));
-            } else {
-              done(std::unexpected(st));
-            }
-          },
-          ready);
+      AfterStep(Deliver(std::move(done), command(*engine_, clock_.Now())),
+                ready);
     }
     Complete(std::move(ready));
   }
@@ -139,6 +130,20 @@ class EngineService {
   using Completion = std::move_only_function<void(const Status&)>;
   // Completions to run, with their status, once the mutex is released.
   using Completions = std::vector<std::pair<Completion, Status>>;
+
+  // The completion that hands `value` to `done` once its step is durable,
+  // or the store's failure instead.
+  template <typename Done, typename T>
+  static Completion Deliver(Done done, T value) {
+    return [done = std::move(done),
+            value = std::move(value)](const Status& st) mutable {
+      if (st.ok()) {
+        done(std::move(value));
+      } else {
+        done(std::unexpected(st));
+      }
+    };
+  }
 
   // Under mu_, after a command: journal, finished waits, events, timer.
   // `then` runs once everything so far is durable; steps already durable
