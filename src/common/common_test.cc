@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <thread>
+#include <vector>
 
 #include "common/real_clock.h"
 #include "common/token.h"
@@ -19,6 +21,23 @@ TEST(Token, Is128RandomBitsInHex) {
     seen.insert(t);
   }
   EXPECT_EQ(seen.size(), 1000u);
+}
+
+// Each thread draws from its own pool of kernel randomness; across threads
+// and across refills (256 tokens per pool) no token repeats.
+TEST(Token, ThreadsNeverShareATokenAcrossRefills) {
+  constexpr int kThreads = 4, kEach = 1000;
+  std::vector<std::vector<std::string>> made(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&made, t] {
+      for (int i = 0; i < kEach; ++i) made[t].push_back(NewLeaseToken());
+    });
+  }
+  for (auto& th : threads) th.join();
+  std::set<std::string> seen;
+  for (const auto& tokens : made) seen.insert(tokens.begin(), tokens.end());
+  EXPECT_EQ(seen.size(), static_cast<std::size_t>(kThreads * kEach));
 }
 
 TEST(Time, FormatsRfc3339WithMilliseconds) {

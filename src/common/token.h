@@ -6,9 +6,9 @@
 
 namespace leasehold {
 
-// A new token from the operating system's random source (getrandom(2)),
-// so that nobody can guess the token of a lease they do not hold.
-// Thread-safe.
+// A new token from the operating system's random source (getrandom(2),
+// fetched 4 KiB at a time per thread), so that nobody can guess the token
+// of a lease they do not hold. Thread-safe.
 std::string NewLeaseToken();
 
 }  // namespace leasehold

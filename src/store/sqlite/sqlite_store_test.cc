@@ -61,6 +61,26 @@ TEST(SqliteStore, CreatesAVersionedWalDatabase) {
   EXPECT_EQ(b[18], 2) << "file format 2 means WAL";
 }
 
+// A second store on a file that one has open is refused (it would be a
+// second lock service for the same leases); once the first closes, it opens.
+TEST(SqliteStore, OneStoreAtATimeOwnsTheFile) {
+  TempDir dir;
+  const std::string path = dir.File("l.db");
+  auto first = OpenSqliteStore(path);
+  ASSERT_TRUE(first.has_value()) << first.error().ToString();
+  auto second = OpenSqliteStore(path);
+  ASSERT_FALSE(second.has_value());
+  EXPECT_EQ(second.error().code(), StatusCode::kUnavailable);
+  EXPECT_NE(second.error().message().find("in use by another process"),
+            std::string::npos)
+      << second.error().message();
+  // Nor can a plain SQLite connection read it meanwhile.
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), -1);
+  first->reset();
+  auto third = OpenSqliteStore(path);
+  EXPECT_TRUE(third.has_value()) << third.error().ToString();
+}
+
 TEST(SqliteStore, OpensTwiceWithoutMigratingAgain) {
   TempDir dir;
   const std::string path = dir.File("l.db");
@@ -182,20 +202,23 @@ INSERT INTO keys VALUES ('docs', 'note', 1, x'6869', 3, 'Asha', 't', NULL, 9);
 PRAGMA application_id = 1280526404;
 PRAGMA user_version = 1;
 )sql");
-  auto store = OpenSqliteStore(path);
-  ASSERT_TRUE(store.has_value()) << store.error().ToString();
-  JournalEntry op;
-  op.kind = JournalEntry::Kind::kPutOperation;
-  op.operation = OperationRow{"docs", "inv-1", "{}", Time(Duration(5))};
-  ASSERT_TRUE((*store)->Append({op}).ok());
-  auto state = (*store)->LoadAll();
-  ASSERT_TRUE(state.has_value()) << state.error().ToString();
-  ASSERT_EQ(state->rows.size(), 1u);
-  EXPECT_EQ(state->rows[0].body, "hi");
-  EXPECT_EQ(state->rows[0].version, 3u);
-  EXPECT_EQ(state->fences_reserved, 1048576u);
-  ASSERT_EQ(state->operations.size(), 1u);
-  EXPECT_EQ(state->operations[0], op.operation);
+  {
+    auto store = OpenSqliteStore(path);
+    ASSERT_TRUE(store.has_value()) << store.error().ToString();
+    JournalEntry op;
+    op.kind = JournalEntry::Kind::kPutOperation;
+    op.operation = OperationRow{"docs", "inv-1", "{}", Time(Duration(5))};
+    ASSERT_TRUE((*store)->Append({op}).ok());
+    auto state = (*store)->LoadAll();
+    ASSERT_TRUE(state.has_value()) << state.error().ToString();
+    ASSERT_EQ(state->rows.size(), 1u);
+    EXPECT_EQ(state->rows[0].body, "hi");
+    EXPECT_EQ(state->rows[0].version, 3u);
+    EXPECT_EQ(state->fences_reserved, 1048576u);
+    ASSERT_EQ(state->operations.size(), 1u);
+    EXPECT_EQ(state->operations[0], op.operation);
+  }
+  // Read once the store has let go of the file (it holds it while open).
   EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 2);
 }
 
