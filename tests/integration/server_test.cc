@@ -549,5 +549,23 @@ TEST(ServerAuthTest, RefusesToListenBeyondLoopbackWithoutTokens) {
   EXPECT_NE(err.find("shorter than 16"), std::string::npos) << err;
 }
 
+// Two servers on one data directory would be two lock services for the
+// same leases: the second is refused and exits, and the first serves on.
+TEST(ServerDataTest, ASecondServerOnTheSameDataIsRefused) {
+  TempDir dir;
+  ServerProcess first(dir.File("data"));
+  HttpClient c(first.port());
+  ASSERT_EQ(c.Request("POST", "/v1/records/docs/k/checkout",
+                      R"({"owner":"Asha","ttl_ms":60000})")
+                .status,
+            200u);
+  auto [code, err] = RunServe(dir, "--listen 127.0.0.1:0");
+  EXPECT_EQ(code, 1);
+  EXPECT_NE(err.find("in use by another process"), std::string::npos) << err;
+  const auto record = c.Request("GET", "/v1/records/docs/k");
+  EXPECT_EQ(record.status, 200u) << record.body;
+  EXPECT_NE(record.body.find("Asha"), std::string::npos) << record.body;
+}
+
 }  // namespace
 }  // namespace leasehold::testing
