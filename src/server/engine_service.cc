@@ -2,6 +2,7 @@
 
 #include "store/restore.h"
 
+#include <atomic>
 #include <boost/asio/post.hpp>
 #include <future>
 
@@ -79,7 +80,20 @@ void EngineService::Acquire(OwnedLockRequest request,
         request.owner, request.timeout};
     Result<AcquireOutcome> outcome = engine_->Acquire(clock_.Now(), req);
     if (outcome && outcome->wait) {
-      parked_.emplace(*outcome->wait, std::move(finished));
+      // A parked request is answered once. If the store fails, both of its
+      // steps fail, possibly on two threads in either order: only the first
+      // failure is passed on.
+      auto failed = std::make_shared<std::atomic<bool>>(false);
+      started = [started = std::move(started),
+                 failed](Result<AcquireOutcome> r) {
+        if (!r && failed->exchange(true)) return;
+        started(std::move(r));
+      };
+      parked_.emplace(*outcome->wait, [finished = std::move(finished),
+                                       failed](const Result<FinishedWait>& r) {
+        if (!r && failed->exchange(true)) return;
+        finished(r);
+      });
     }
     AfterStep(Deliver(std::move(started), std::move(outcome)), ready);
   }

@@ -1,6 +1,7 @@
 // The only translation unit that includes Beast (it is slow to compile).
 #include "server/http_server.h"
 
+#include <algorithm>
 #include <atomic>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -33,7 +34,8 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
         service_(service),
         options_(std::move(o)),
         events_(events),
-        acceptor_(asio::make_strand(io)) {}
+        acceptor_(asio::make_strand(io)),
+        accept_retry_(acceptor_.get_executor()) {}
 
   Result<std::uint16_t> Start();
   void Stop();
@@ -46,6 +48,7 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
   const HttpOptions options_;
   EventHub* events_;
   tcp::acceptor acceptor_;
+  asio::steady_timer accept_retry_;  // after a failed accept (e.g. EMFILE)
   std::atomic<bool> stopping_{false};
   mutable std::mutex mu_;
   std::unordered_set<Connection*> connections_;
@@ -117,6 +120,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
     parser_->header_limit(
         static_cast<std::uint32_t>(server_->options_.header_limit));
     SetDeadline();
+    if (buffer_.size() > 0) {
+      // A pipelined request: start it on a fresh stack. Answers written at
+      // once (dashboard files, refusals) would otherwise nest one request
+      // inside the last, as deep as the client pipelines.
+      return asio::post(strand_,
+                        [self = shared_from_this()] { self->Parse(); });
+    }
     Parse();
   }
 
@@ -198,8 +208,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
     api_req.on_parked = [self, seq](WaitId wait) {
       asio::post(self->strand_, [self, wait, seq] { self->Watch(wait, seq); });
     };
-    server_->api_.Handle(std::move(api_req), [self](ApiResponse r) {
-      asio::post(self->strand_, [self, r = std::move(r)]() mutable {
+    server_->api_.Handle(std::move(api_req), [self, seq](ApiResponse r) {
+      asio::post(self->strand_, [self, seq, r = std::move(r)]() mutable {
+        // Exactly one answer per request reaches the socket, even if a
+        // failing store made the Api answer twice.
+        if (!self->awaiting_answer_ || seq != self->request_seq_) return;
         self->Answer(std::move(r));
       });
     });
@@ -294,7 +307,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // While a request waits, a read that ends means the client hung up.
   void Watch(WaitId wait, std::uint64_t seq) {
     if (!awaiting_answer_ || seq != request_seq_) return;
-    wait_ = wait;  // acquire-all parks once for each lock it waits for
+    // acquire-all parks once for each lock it waits for, and the notices
+    // can arrive out of order; wait ids grow, so the largest is current.
+    wait_ = std::max(wait_, wait);
     if (watching_) return;
     watching_ = true;
     socket_.async_read_some(
@@ -307,7 +322,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
             self->pending_.reset();
             return self->Write(std::move(r), self->version_);
           }
-          if (ec && ec != asio::error::operation_aborted) {
+          const std::size_t read_ahead_limit =
+              self->server_->options_.header_limit +
+              self->server_->options_.body_limit;
+          if ((ec && ec != asio::error::operation_aborted) ||
+              self->buffer_.size() > read_ahead_limit) {
+            // Hung up, or sent more than a whole request ahead of its
+            // answer: stop reading, end the wait, close after answering.
             self->server_->service_.CancelWait(self->wait_);
             self->keep_alive_ = false;
           } else if (!ec) {
@@ -414,19 +435,19 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // is still sending (say, the rest of a body that was too large) for a
   // moment, so that it can read our answer instead of a reset.
   void Linger() {
-    ClearDeadline();  // Drain has its own, shorter one
     beast::error_code ec;
     socket_.shutdown(tcp::socket::shutdown_send, ec);
     if (ec) return Close();
-    linger_until_ = std::chrono::steady_clock::now() +
-                    (server_->stopping_ ? std::chrono::milliseconds(200)
-                                        : std::chrono::milliseconds(2000));
+    // Its own, shorter deadline: the timer is re-armed for it now, not left
+    // at the request timeout it may be waiting for.
+    deadline_at_ =
+        Clock::now() + (server_->stopping_ ? std::chrono::milliseconds(200)
+                                           : std::chrono::milliseconds(2000));
+    ArmDeadline();
     Drain();
   }
 
   void Drain() {
-    deadline_at_ = linger_until_;
-    if (!deadline_armed_) ArmDeadline();
     buffer_.consume(buffer_.size());
     socket_.async_read_some(
         buffer_.prepare(64 << 10),
@@ -489,7 +510,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
   asio::steady_timer deadline_{strand_};
   Clock::time_point deadline_at_ = Clock::time_point::max();
   bool deadline_armed_ = false;
-  std::chrono::steady_clock::time_point linger_until_;
   unsigned version_ = 11;
   bool keep_alive_ = true;
   bool busy_ = false;
@@ -526,7 +546,16 @@ void HttpServer::Impl::Accept() {
   Strand strand = asio::make_strand(io_);
   acceptor_.async_accept(strand, [self = shared_from_this(), strand](
                                      beast::error_code ec, tcp::socket socket) {
-    if (ec || self->stopping_) return;
+    if (self->stopping_ || ec == asio::error::operation_aborted) return;
+    if (ec) {
+      // Out of file descriptors, or a connection aborted before it was
+      // taken: keep accepting, after a pause that lets the first pass.
+      self->accept_retry_.expires_after(std::chrono::milliseconds(50));
+      self->accept_retry_.async_wait([self](beast::error_code) {
+        if (!self->stopping_) self->Accept();
+      });
+      return;
+    }
     bool admitted;
     {
       std::lock_guard lock(self->mu_);

@@ -2121,6 +2121,72 @@ TEST_F(ApiContractTest, PipelinedRequestsAreAnsweredInOrder) {
   EXPECT_EQ(ModeOf(c, s, "free"), "NoLock");
 }
 
+// After refusing a body that is too large the server stops writing, reads
+// and drops what the client still sends for a moment (so that the client
+// can read the answer instead of a reset), and then closes: in about 2 s,
+// not after the 30 s request timeout.
+TEST_F(ApiContractTest, AfterRefusingABodyTheConnectionClosesWithinSeconds) {
+  RawSocket raw(port());
+  ASSERT_TRUE(raw.Send(
+      "POST /v1/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+      "Content-Type: application/json\r\nContent-Length: 900000\r\n\r\n" +
+      std::string(70'000, ' ')));
+  const RawSocket::Read answer = raw.ReadFor(milliseconds(5000), true);
+  ASSERT_TRUE(answer.bytes.starts_with("HTTP/1.1 413")) << answer.bytes;
+  // The rest of the body trickles on; once the server has closed, a send
+  // is refused (reset, then broken pipe).
+  const auto start = Steady::now();
+  bool refused = false;
+  while (!refused && Steady::now() - start < milliseconds(10'000)) {
+    refused = !raw.Send(std::string(100, ' '));
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  const auto took = Steady::now() - start;
+  EXPECT_TRUE(refused) << "the server still read 10 s after its answer";
+  EXPECT_GE(took, milliseconds(1000)) << "closed without lingering";
+  EXPECT_LT(took, milliseconds(6000));
+}
+
+// A client whose lock request waits may pipeline what follows, but not
+// without end: past one request's worth of bytes (headers + body limit) the
+// wait is cancelled (-2), answered, and the connection closed.
+TEST_F(ApiContractTest, ReadingAheadOfAWaitingRequestIsBounded) {
+  HttpClient c(port());
+  const std::string holder = OpenSession(c, "holder");
+  const std::string s = OpenSession(c, "flooder");
+  ASSERT_EQ(Acquire(c, holder, "busy", "Exclusive").status, 200u);
+  RawSocket raw(port());
+  ASSERT_TRUE(raw.Send(RawRequest("POST", "/v1/applocks/app/acquire",
+                                  AcquireBody(s, "busy", "Exclusive"))));
+  // Parked: wait until the server lists it, then flood.
+  const auto parked_by = Steady::now() + milliseconds(5000);
+  while (Waiting(c) == 0 && Steady::now() < parked_by) {
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  ASSERT_EQ(Waiting(c), 1u);
+  const std::string junk = RawRequest("GET", "/healthz", "");
+  std::string flood;
+  while (flood.size() < 200'000) flood += junk;  // > 64 KiB + 16 KiB
+  raw.Send(flood);  // may fail part-way once the server closes
+  std::string bytes;
+  std::vector<RawAnswer> answers;
+  const auto start = Steady::now();
+  bool closed = false;
+  while (!closed && Steady::now() - start < milliseconds(10'000)) {
+    const RawSocket::Read r = raw.ReadFor(milliseconds(100), false);
+    bytes += r.bytes;
+    closed = r.closed;
+  }
+  answers = SplitAnswers(bytes);
+  EXPECT_TRUE(closed) << "still open after 10 s";
+  ASSERT_GE(answers.size(), 1u) << bytes.substr(0, 300);
+  EXPECT_EQ(answers[0].status, 409u) << answers[0].body;
+  EXPECT_NE(answers[0].body.find("\"result\":-2"), std::string::npos)
+      << answers[0].body;
+  EXPECT_EQ(Waiting(c), 0u);
+  EXPECT_EQ(ModeOf(c, holder, "busy"), "Exclusive");
+}
+
 class LargeAnswerTest : public ApiContractTest {
  protected:
   std::string Config() const override {
