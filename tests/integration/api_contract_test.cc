@@ -297,6 +297,16 @@ class ApiContractTest : public ::testing::Test {
         J({{"session", session}, {"resource", resource}, {"owner", owner}}));
   }
 
+  // Two sessions: "holder", which holds "busy" exclusively, and `name`.
+  static std::pair<std::string, std::string> HolderOfBusyAnd(
+      HttpClient& c, const std::string& name) {
+    const std::string holder = OpenSession(c, "holder");
+    const std::string other = OpenSession(c, name);
+    const auto held = Acquire(c, holder, "busy", "Exclusive");
+    EXPECT_EQ(held.status, 200u) << held.body;
+    return {holder, other};
+  }
+
   static std::string ModeOf(HttpClient& c, const std::string& session,
                             const std::string& resource,
                             const std::string& owner = "Session") {
@@ -2084,9 +2094,7 @@ std::string RawRequest(const std::string& method, const std::string& target,
 // it waits (they must neither be lost nor be taken for a hang-up).
 TEST_F(ApiContractTest, PipelinedRequestsAreAnsweredInOrder) {
   HttpClient c(port());
-  const std::string holder = OpenSession(c, "holder");
-  const std::string s = OpenSession(c, "pipeliner");
-  ASSERT_EQ(Acquire(c, holder, "busy", "Exclusive").status, 200u);
+  const auto [holder, s] = HolderOfBusyAnd(c, "pipeliner");
 
   RawSocket raw(port());
   ASSERT_TRUE(raw.connected());
@@ -2152,9 +2160,7 @@ TEST_F(ApiContractTest, AfterRefusingABodyTheConnectionClosesWithinSeconds) {
 // wait is cancelled (-2), answered, and the connection closed.
 TEST_F(ApiContractTest, ReadingAheadOfAWaitingRequestIsBounded) {
   HttpClient c(port());
-  const std::string holder = OpenSession(c, "holder");
-  const std::string s = OpenSession(c, "flooder");
-  ASSERT_EQ(Acquire(c, holder, "busy", "Exclusive").status, 200u);
+  const auto [holder, s] = HolderOfBusyAnd(c, "flooder");
   RawSocket raw(port());
   ASSERT_TRUE(raw.Send(RawRequest("POST", "/v1/applocks/app/acquire",
                                   AcquireBody(s, "busy", "Exclusive"))));
