@@ -71,9 +71,7 @@ EngineService::~EngineService() = default;
 void EngineService::Acquire(OwnedLockRequest request,
                             std::function<void(Result<AcquireOutcome>)> started,
                             WaitDone finished) {
-  Completions ready;
-  {
-    std::lock_guard lock(mu_);
+  Step([&](Completions& ready) {
     const AcquireRequest req{
         request.session,
         LockKey{request.ns, request.principal, request.resource}, request.mode,
@@ -96,18 +94,14 @@ void EngineService::Acquire(OwnedLockRequest request,
       });
     }
     AfterStep(Deliver(std::move(started), std::move(outcome)), ready);
-  }
-  Complete(std::move(ready));
+  });
 }
 
 void EngineService::CancelWait(WaitId wait) {
-  Completions ready;
-  {
-    std::lock_guard lock(mu_);
+  Step([&](Completions& ready) {
     engine_->CancelWait(clock_.Now(), wait);
     AfterStep(nullptr, ready);
-  }
-  Complete(std::move(ready));
+  });
 }
 
 void EngineService::ReadStats(
@@ -126,16 +120,13 @@ void EngineService::ReadStats(
 
 void EngineService::Shutdown() {
   std::promise<void> drained;
-  Completions ready;
-  {
-    std::lock_guard lock(mu_);
+  Step([&](Completions& ready) {
     std::vector<WaitId> waits;
     for (const auto& [id, done] : parked_) waits.push_back(id);
     for (WaitId id : waits) engine_->CancelWait(clock_.Now(), id);
     timer_.cancel();
     AfterStep([&drained](const Status&) { drained.set_value(); }, ready);
-  }
-  Complete(std::move(ready));
+  });
   drained.get_future().wait();
 }
 
@@ -178,12 +169,7 @@ void EngineService::Drain(Completions& ready) {
 }
 
 void EngineService::DrainAndComplete() {
-  Completions ready;
-  {
-    std::lock_guard lock(mu_);
-    Drain(ready);
-  }
-  Complete(std::move(ready));
+  Step([&](Completions& ready) { Drain(ready); });
 }
 
 namespace {
@@ -224,14 +210,11 @@ void EngineService::ArmTimer() {
 }
 
 void EngineService::OnTimer() {
-  Completions ready;
-  {
-    std::lock_guard lock(mu_);
+  Step([&](Completions& ready) {
     timer_at_.reset();
     engine_->AdvanceTo(clock_.Now());
     AfterStep(nullptr, ready);
-  }
-  Complete(std::move(ready));
+  });
 }
 
 }  // namespace leasehold::server

@@ -91,13 +91,10 @@ class EngineService {
   template <typename R>
   void Execute(std::function<R(Engine&, Time)> command,
                std::function<void(Result<R>)> done) {
-    Completions ready;
-    {
-      std::lock_guard lock(mu_);
+    Step([&](Completions& ready) {
       AfterStep(Deliver(std::move(done), command(*engine_, clock_.Now())),
                 ready);
-    }
-    Complete(std::move(ready));
+    });
   }
 
   // An acquire. `started` is called once the engine has decided what to do
@@ -143,6 +140,18 @@ class EngineService {
         done(std::unexpected(st));
       }
     };
+  }
+
+  // Runs body(ready) under mu_, then, released, the completions it made
+  // ready: the shape of every step.
+  template <typename Body>
+  void Step(Body&& body) {
+    Completions ready;
+    {
+      std::lock_guard lock(mu_);
+      body(ready);
+    }
+    Complete(std::move(ready));
   }
 
   // Under mu_, after a command: journal, finished waits, events, timer.
