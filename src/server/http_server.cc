@@ -11,7 +11,7 @@
 #include <boost/beast/http.hpp>
 #include <deque>
 #include <mutex>
-#include <unordered_set>
+#include <unordered_map>
 
 #include "server/dashboard_assets.h"
 #include "server/json_io.h"
@@ -51,8 +51,9 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
   asio::steady_timer accept_retry_;  // after a failed accept (e.g. EMFILE)
   std::atomic<bool> stopping_{false};
   mutable std::mutex mu_;
-  std::unordered_set<Connection*> connections_;
-  std::vector<std::weak_ptr<Connection>> registry_;
+  // Every open connection, by address (its destructor removes it), with a
+  // weak pointer for Stop() to reach it.
+  std::unordered_map<Connection*, std::weak_ptr<Connection>> connections_;
 };
 
 using Strand = asio::strand<asio::io_context::executor_type>;
@@ -568,14 +569,7 @@ void HttpServer::Impl::Accept() {
       auto c = std::make_shared<Connection>(std::move(socket), strand, self);
       {
         std::lock_guard lock(self->mu_);
-        self->connections_.insert(c.get());
-        // Drop the entries of closed connections now and then, so a
-        // long-lived server does not keep one per connection ever made.
-        if (self->registry_.size() >= 2 * self->connections_.size() + 64) {
-          std::erase_if(self->registry_,
-                        [](const auto& w) { return w.expired(); });
-        }
-        self->registry_.push_back(c);
+        self->connections_.emplace(c.get(), c);
       }
       c->Start();
     }
@@ -597,10 +591,9 @@ void HttpServer::Impl::Stop() {
   std::vector<std::shared_ptr<Connection>> live;
   {
     std::lock_guard lock(mu_);
-    for (auto& w : registry_) {
+    for (auto& [address, w] : connections_) {
       if (auto c = w.lock()) live.push_back(std::move(c));
     }
-    registry_.clear();
   }
   for (auto& c : live) c->CloseIfIdle();
 }
