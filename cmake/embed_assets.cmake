@@ -2,6 +2,7 @@
 # literals and defines FindDashboardAsset. Run as
 #   cmake -DWEB_DIR=… -DOUT=… -P embed_assets.cmake
 # Every file is UTF-8 text. Each byte becomes a \xNN escape, so any content (UTF-8, quotes) is safe.
+include(${CMAKE_CURRENT_LIST_DIR}/hex_literal.cmake)
 set(assets
   "/|index.html|text/html"
   "/assets/app.css|app.css|text/css"
@@ -15,17 +16,9 @@ foreach(entry IN LISTS assets)
   list(GET parts 0 url)
   list(GET parts 1 file)
   list(GET parts 2 type)
-  file(READ "${WEB_DIR}/${file}" hex HEX)
   file(SHA256 "${WEB_DIR}/${file}" sha)
   string(SUBSTRING "${sha}" 0 16 etag)
-  string(LENGTH "${hex}" hex_length)
-  math(EXPR size "${hex_length} / 2")
-  # 32 bytes per line keeps the generated file readable by tools.
-  string(REPEAT "[0-9a-f]" 64 line_pattern)
-  string(REGEX REPLACE "(${line_pattern})" "\\1\n" lines "${hex}")
-  string(REGEX REPLACE "([0-9a-f][0-9a-f])" "\\\\x\\1" escaped "${lines}")
-  string(REGEX REPLACE "\n$" "" escaped "${escaped}")
-  string(REPLACE "\n" "\"\n    \"" escaped "${escaped}")
+  hex_literal("${WEB_DIR}/${file}" escaped size)
   string(APPEND literals "constexpr char kAsset${i}[] =\n    \"${escaped}\";\n")
   string(APPEND table "    {\"${url}\", \"${type}; charset=utf-8\", {kAsset${i}, ${size}}, \"\\\"${etag}\\\"\"},\n")
   math(EXPR i "${i} + 1")

@@ -6,6 +6,7 @@
 
 #include "server/handlers.h"
 #include "server/handlers_dashboard.h"
+#include "server/handlers_openapi.h"
 
 namespace leasehold::server {
 namespace {
@@ -248,6 +249,7 @@ void Api::Handle(ApiRequest request, Respond respond) {
     return failure.ok() ? c.Reply(200, json::object{{"status", "ok"}})
                         : c.Fail(failure);
   }
+  if (IsOpenApiRequest(m, segments)) return ServeOpenApi(c);
   if (options_.auth.enabled()) {
     auto who = options_.auth.Authenticate(request.authorization);
     if (!who) return c.Fail(who.error());

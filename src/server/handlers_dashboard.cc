@@ -148,8 +148,7 @@ void RouteDashboard(Call& c, const ActivityHistory* history) {
     if (p[0] == "deadlocks") return Deadlocks(c, history);
   }
   c.Fail(Status(StatusCode::kNotFound, "no endpoint " + c.method + " " +
-                                           c.raw_path +
-                                           "; see docs/api-notes.md"));
+                                           c.raw_path + "; see docs/api.md"));
 }
 
 }  // namespace leasehold::server
