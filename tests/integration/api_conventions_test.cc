@@ -1,0 +1,228 @@
+// API.md "Conventions" over real HTTP: unknown routes, the error shape and
+// codes for bad JSON and wrong types, names (1 to 255 Unicode characters,
+// compared byte for byte, never truncated) and the body limits.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tests/integration/api_contract_fixture.h"
+
+namespace leasehold::testing {
+namespace {
+
+// Conventions that hold for every resource.
+class ConventionsApiTest : public ApiContractTest {};
+
+TEST_F(ConventionsApiTest, UnknownRoutesAndWrongMethodsAnswer404NotFound) {
+  HttpClient c(port());
+  // API.md documents no 405; the server answers a path or method it does
+  // not know with 404 not_found, naming the method and path.
+  for (const auto& [method, target] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"GET", "/nope"},
+           {"GET", "/v1"},
+           {"GET", "/v1/nothing/here"},
+           {"GET", "/v2/sessions"},
+           {"POST", "/healthz"},
+           {"POST", "/metrics"},
+           {"DELETE", "/v1/sessions"},
+           {"PUT", "/v1/sessions"},
+           {"GET", "/v1/applocks/app/acquire"},
+           {"GET", "/v1/applocks/app/release"},
+           {"POST", "/v1/applocks/app/mode"},
+           {"POST", "/v1/applocks/app"},
+           {"PATCH", "/v1/records/docs/k"},
+           {"GET", "/v1/records/docs/k/checkout"},
+           {"POST", "/v1/records/docs/k/nonsense"},
+           {"GET", "/v1/sessions/1/keepalive"},
+       }) {
+    const std::string body =
+        method == "POST" || method == "PUT" || method == "PATCH" ? "{}" : "";
+    auto a = c.Request(method, target, body);
+    EXPECT_TRUE(IsError(a, 404, "not_found")) << method << " " << target;
+    if (a.status == 404) {
+      EXPECT_NE(Str(a.json.at("error"), "message").find(method),
+                std::string::npos)
+          << a.body;
+    }
+  }
+  EXPECT_EQ(c.Request("GET", "/healthz").status, 200u) << "still serving";
+}
+
+TEST_F(ConventionsApiTest, BadJsonAndWrongTypesAreRefusedWithCodes) {
+  HttpClient c(port());
+  EXPECT_TRUE(IsError(c.Request("POST", "/v1/sessions", "{\"name\":"), 400,
+                      "bad_json"));
+  EXPECT_TRUE(
+      IsError(c.Request("POST", "/v1/sessions", "[1,2]"), 400, "bad_json"));
+  EXPECT_TRUE(
+      IsError(c.Request("PUT", "/v1/records/docs/k", "null"), 400, "bad_json"));
+  EXPECT_TRUE(IsError(c.Request("POST", "/v1/records/docs/k/checkout",
+                                R"({"owner":"Asha"} trailing)"),
+                      400, "bad_json"));
+  // Invalid UTF-8 inside a body string.
+  EXPECT_TRUE(
+      IsError(c.Request("PUT", "/v1/records/docs/k", "{\"body\":\"caf\xe9\"}"),
+              400, "bad_request"));
+  EXPECT_TRUE(IsError(c.Request("POST", "/v1/records/docs/k/checkout",
+                                "{\"owner\":\"\xed\xa0\x80\"}"),  // surrogate
+                      400, "bad_request"));
+  // Wrong JSON types and missing required fields.
+  EXPECT_TRUE(IsError(c.Request("POST", "/v1/sessions", R"({"name":5})"), 400,
+                      "bad_request"));
+  EXPECT_TRUE(IsError(c.Request("POST", "/v1/sessions", R"({"ttl_ms":"30s"})"),
+                      400, "bad_request"));
+  EXPECT_TRUE(IsError(c.Request("POST", "/v1/records/docs/k/checkout",
+                                R"({"owner":"Asha","ttl_ms":"long"})"),
+                      400, "bad_request"));
+  EXPECT_TRUE(IsError(
+      c.Request("POST", "/v1/records/docs/k/checkout", R"({"ttl_ms":1000})"),
+      400, "bad_request"));
+  EXPECT_TRUE(IsError(
+      c.Request("POST", "/v1/records/docs/k/checkout", R"({"owner":["Asha"]})"),
+      400, "bad_request"));
+  EXPECT_TRUE(IsError(c.Request("POST", "/v1/records/docs/k/checkout",
+                                R"({"owner":"Asha","token":12})"),
+                      400, "bad_request"));
+  EXPECT_TRUE(IsError(c.Request("POST", "/v1/records/docs/k/save",
+                                R"({"owner":"Asha","body":{"x":1}})"),
+                      400, "bad_request"));
+  EXPECT_TRUE(
+      IsError(c.Request("POST", "/v1/records/docs/k/save",
+                        R"({"owner":"Asha","body":"b","if_version":"1"})"),
+              400, "bad_request"));
+  EXPECT_TRUE(IsError(
+      c.Request("POST", "/v1/records/docs/k/save", R"({"owner":"Asha"})"), 400,
+      "bad_request"));
+  EXPECT_TRUE(IsError(
+      c.Request("POST", "/v1/records/docs/purge", R"({"older_than_ms":"1h"})"),
+      400, "bad_request"));
+  EXPECT_TRUE(IsError(
+      c.Request("POST", "/v1/applocks/app/acquire",
+                R"({"resource":"r","mode":"Shared","owner":"Session"})"),
+      400, "bad_request"));
+  EXPECT_TRUE(IsError(c.Request("POST", "/v1/applocks/app/acquire",
+                                R"({"session":true,"resource":"r",)"
+                                R"("mode":"Shared","owner":"Session"})"),
+                      400, "bad_request"));
+  EXPECT_TRUE(
+      IsError(c.Request("GET", "/v1/records/docs/%zz"), 400, "bad_request"));
+  EXPECT_TRUE(IsError(c.Request("GET", "/v1/records/docs?prefix=%g1"), 400,
+                      "bad_request"));
+}
+
+TEST_F(ConventionsApiTest, NamesAreOneTo255UnicodeCharactersNeverTruncated) {
+  HttpClient c(port());
+  const std::string body = R"({"body":"x"})";
+  // Keys: counted in characters, not bytes.
+  for (const std::string unit :
+       {"k", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x94\x92"}) {  // k é € 🔒
+    const std::string ok = Repeat(unit, 255), long_name = Repeat(unit, 256);
+    auto put = c.Request("PUT", "/v1/records/names/" + Esc(ok), body);
+    EXPECT_EQ(put.status, 201u) << unit.size() << "-byte: " << put.body;
+    auto got = c.Request("GET", "/v1/records/names/" + Esc(ok));
+    ASSERT_EQ(got.status, 200u) << got.body;
+    EXPECT_EQ(Str(got.json, "key"), ok) << "the name comes back untouched";
+    EXPECT_TRUE(
+        IsError(c.Request("PUT", "/v1/records/names/" + Esc(long_name), body),
+                400, "name_too_long"))
+        << unit.size() << "-byte characters";
+    EXPECT_TRUE(IsError(c.Request("GET", "/v1/records/names/" + Esc(long_name)),
+                        400, "name_too_long"))
+        << "never truncated to match the 255-character key";
+  }
+  // Byte-for-byte comparison: case and trailing blanks make other names.
+  for (const std::string k : {"Doc", "doc", "doc "}) {
+    EXPECT_EQ(c.Request("PUT", "/v1/records/names/" + Esc(k), body).status,
+              201u)
+        << "\"" << k << "\"";
+  }
+  // Invalid UTF-8 in a name.
+  EXPECT_TRUE(IsError(c.Request("PUT", "/v1/records/names/%C3%28", body), 400,
+                      "bad_request"));
+  EXPECT_TRUE(
+      IsError(c.Request("PUT", "/v1/records/%FF/k", body), 400, "bad_request"));
+  // Namespaces, owners, resources, principals and session names too.
+  EXPECT_TRUE(IsError(
+      c.Request("PUT", "/v1/records/" + std::string(256, 'n') + "/k", body),
+      400, "name_too_long"));
+  EXPECT_EQ(
+      c.Request("PUT", "/v1/records/" + std::string(255, 'n') + "/k", body)
+          .status,
+      201u);
+  EXPECT_TRUE(IsError(c.Request("POST", "/v1/records/names/k/checkout",
+                                J({{"owner", std::string(256, 'o')}})),
+                      400, "name_too_long"));
+  EXPECT_TRUE(IsError(
+      c.Request("POST", "/v1/records/names/k/checkout", J({{"owner", ""}})),
+      400, "name_empty"));
+  EXPECT_TRUE(IsError(
+      c.Request("POST", "/v1/sessions", J({{"name", Repeat("\xc3\xa9", 256)}})),
+      400, "name_too_long"));
+  auto s = c.Request("POST", "/v1/sessions",
+                     J({{"name", Repeat("\xe2\x82\xac", 255)}}));
+  ASSERT_EQ(s.status, 201u) << s.body;
+  EXPECT_EQ(Str(s.json, "name"), Repeat("\xe2\x82\xac", 255));
+  const std::string sid = Str(s.json, "id");
+  EXPECT_TRUE(IsError(Acquire(c, sid, "", "Shared"), 400, "name_empty"));
+  EXPECT_TRUE(IsError(Acquire(c, sid, Repeat("\xc3\xbc", 256), "Shared"), 400,
+                      "name_too_long"));
+  auto wide = Acquire(c, sid, Repeat("\xc3\xbc", 255), "Shared");
+  EXPECT_EQ(wide.status, 200u) << wide.body;
+  EXPECT_EQ(ModeOf(c, sid, Repeat("\xc3\xbc", 255)), "Shared");
+  EXPECT_TRUE(IsError(c.Request("POST", "/v1/applocks/app/acquire",
+                                J({{"session", sid},
+                                   {"resource", "r"},
+                                   {"mode", "Shared"},
+                                   {"owner", "Session"},
+                                   {"principal", std::string(256, 'p')}})),
+                      400, "name_too_long"));
+  EXPECT_TRUE(IsError(c.Request("POST", "/v1/applocks/app/acquire",
+                                J({{"session", sid},
+                                   {"resource", "r"},
+                                   {"mode", "Shared"},
+                                   {"owner", "Session"},
+                                   {"principal", ""}})),
+                      400, "name_empty"));
+  EXPECT_TRUE(IsError(
+      c.Request("POST", "/v1/applocks/" + std::string(256, 'n') + "/acquire",
+                AcquireBody(sid, "r", "Shared")),
+      400, "name_too_long"));
+  EXPECT_TRUE(IsError(c.Request("GET", "/v1/applocks/app/mode?session=" + sid +
+                                           "&resource=%C3%28&owner=Session"),
+                      400, "bad_request"));
+}
+
+TEST_F(ConventionsApiTest, BodiesAboveTheLimitsAre413BodyTooLarge) {
+  HttpClient c(port());
+  // The record body limit (max_body_bytes = 1024 in this test's config).
+  EXPECT_EQ(c.Request("PUT", "/v1/records/docs/fits",
+                      J({{"body", std::string(1024, 'b')}}))
+                .status,
+            201u);
+  EXPECT_TRUE(IsError(c.Request("PUT", "/v1/records/docs/big",
+                                J({{"body", std::string(1025, 'b')}})),
+                      413, "body_too_large"));
+  ASSERT_EQ(
+      c.Request("POST", "/v1/records/docs/fits/checkout", R"({"owner":"Asha"})")
+          .status,
+      200u);
+  EXPECT_TRUE(IsError(
+      c.Request("POST", "/v1/records/docs/fits/save",
+                J({{"owner", "Asha"}, {"body", std::string(1025, 'b')}})),
+      413, "body_too_large"));
+  EXPECT_EQ(Str(c.Request("GET", "/v1/records/docs/fits").json, "body").size(),
+            1024u)
+      << "a refused save changes nothing";
+  // The HTTP layer's limit (http_body_limit = 64 KiB): any request.
+  HttpClient h(port());
+  EXPECT_TRUE(IsError(h.Request("POST", "/v1/sessions",
+                                J({{"name", std::string(70'000, 'n')}})),
+                      413, "body_too_large"));
+  EXPECT_EQ(h.Request("GET", "/healthz").status, 200u);
+}
+
+}  // namespace
+}  // namespace leasehold::testing
