@@ -15,16 +15,13 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <string>
-
-#include <boost/asio/executor_work_guard.hpp>
-#include <future>
 #include <thread>
 
 #include "common/real_clock.h"
-#include "server/engine_service.h"
-#include "store/durable_engine.h"
 #include "store/sqlite/sqlite_store.h"
+#include "tests/testing/running_service.h"
 
 namespace leasehold {
 namespace {
@@ -52,35 +49,39 @@ void RemoveDb(const std::string& path) {
 }
 
 // --- leasehold: checkout + checkin, each acknowledged only when durable ---
+// Both go through the server's write path (EngineService) with two I/O
+// threads, as `leasehold serve` runs it by default.
 
+constexpr int kIoThreads = 2;
 RealClock* clock_for_bench = new RealClock();
-DurableEngine* durable = nullptr;
+testing::RunningService* durable = nullptr;
 std::string durable_path;
 
+// N threads, each blocking in Run() for every command.
 void BM_LeaseholdDurableCheckoutCheckin(benchmark::State& state) {
   if (state.thread_index() == 0) {
     durable_path = FreshPath("leasehold.db");
-    auto store = OpenSqliteStore(durable_path);
-    durable =
-        DurableEngine::Open(std::move(*store), {}, *clock_for_bench)->release();
+    durable = testing::RunningService::Open(durable_path, *clock_for_bench,
+                                            kIoThreads)
+                  ->release();
   }
   const std::string owner = "writer" + std::to_string(state.thread_index());
   const std::string token = "token-" + owner;
   std::uint64_t i = 0;
   for (auto _ : state) {
     const std::string key = owner + ":" + std::to_string(i++ % 100);
-    auto got = durable->Run([&](Engine& e, Time now) {
+    auto got = durable->service().Run([&](Engine& e, Time now) {
       return e.Checkout(now, {{"bench", key}, owner, seconds(30), token, true});
     });
     if (!got || !got->value().granted) state.SkipWithError("checkout failed");
-    auto back = durable->Run([&](Engine& e, Time now) {
+    auto back = durable->service().Run([&](Engine& e, Time now) {
       return e.Checkin(now, {"bench", key}, {"", token});
     });
     if (!back || !back->value().done) state.SkipWithError("checkin failed");
   }
   state.SetItemsProcessed(state.iterations());
   if (state.thread_index() == 0) {
-    const auto stats = durable->CommitStats();
+    const auto stats = durable->service().CommitStats();
     state.counters["entries_per_fsync"] =
         stats.batches ? static_cast<double>(stats.entries) /
                             static_cast<double>(stats.batches)
@@ -98,18 +99,14 @@ BENCHMARK(BM_LeaseholdDurableCheckoutCheckin)
     ->MinTime(2.0);
 
 // --- leasehold as the server runs it: N concurrent writers as chains of
-// asynchronous commands on two I/O threads (EngineService), not N threads.
+// asynchronous commands (Execute) on the I/O threads, not N threads.
 
 void BM_ServiceDurableCheckoutCheckin(benchmark::State& state) {
   const int writers = static_cast<int>(state.range(0));
   const std::string path = FreshPath("service.db");
-  namespace asio = boost::asio;
-  asio::io_context io;
-  auto service = std::move(*server::EngineService::Open(
-      io, std::move(*OpenSqliteStore(path)), {}, *clock_for_bench));
-  auto work = asio::make_work_guard(io);
-  std::vector<std::thread> threads;
-  for (int i = 0; i < 2; ++i) threads.emplace_back([&io] { io.run(); });
+  auto served = std::move(
+      *testing::RunningService::Open(path, *clock_for_bench, kIoThreads));
+  EngineService* service = &served->service();
 
   std::atomic<std::uint64_t> pairs{0};
   std::atomic<bool> stop{false};
@@ -162,11 +159,7 @@ void BM_ServiceDurableCheckoutCheckin(benchmark::State& state) {
       stats.batches ? static_cast<double>(stats.entries) /
                           static_cast<double>(stats.batches)
                     : 0;
-  service->Shutdown();
-  work.reset();
-  io.stop();
-  for (auto& t : threads) t.join();
-  service.reset();
+  served.reset();
   RemoveDb(path);
 }
 BENCHMARK(BM_ServiceDurableCheckoutCheckin)

@@ -13,10 +13,10 @@
 #include "common/real_clock.h"
 #include "server/activity_history.h"
 #include "server/api.h"
-#include "server/engine_service.h"
 #include "server/event_hub.h"
 #include "server/http_server.h"
 #include "server/metrics.h"
+#include "service/engine_service.h"
 #include "store/sqlite/sqlite_store.h"
 
 namespace leasehold::cli {
@@ -250,7 +250,7 @@ int RunServe(const ServeFlags& flags) {
       static_cast<SessionId>(clock.Now().time_since_epoch().count());
   engine_options.max_body_bytes = c.max_body_bytes;
   auto service =
-      server::EngineService::Open(io, std::move(*store), engine_options, clock);
+      EngineService::Open(io, std::move(*store), engine_options, clock);
   if (!service) {
     std::cerr << "leasehold serve: " << service.error().message() << "\n";
     return 1;
@@ -259,8 +259,7 @@ int RunServe(const ServeFlags& flags) {
   server::EventHub hub;
   server::ActivityHistory history;
   (*service)->SetEventListener(
-      [&metrics, &hub,
-       &history](const std::vector<server::OwnedEvent>& events) {
+      [&metrics, &hub, &history](const std::vector<OwnedEvent>& events) {
         metrics.OnEvents(events);
         history.OnEvents(events);
         hub.Publish(events);

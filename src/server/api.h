@@ -9,8 +9,8 @@
 #include <string>
 
 #include "server/auth.h"
-#include "server/engine_service.h"
 #include "server/metrics.h"
+#include "service/engine_service.h"
 
 namespace leasehold::server {
 

@@ -13,7 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "server/engine_service.h"
+#include "service/engine_service.h"
 
 namespace leasehold::server {
 

@@ -10,7 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "server/engine_service.h"
+#include "service/engine_service.h"
 
 namespace leasehold::server {
 

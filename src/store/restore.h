@@ -1,5 +1,5 @@
-// Loading a Store into a new Engine: the one start-up path shared by
-// DurableEngine and the server's EngineService.
+// Loading a Store into a new Engine: the start-up half of the write path
+// (EngineService, src/service/).
 #ifndef LEASEHOLD_STORE_RESTORE_H_
 #define LEASEHOLD_STORE_RESTORE_H_
 

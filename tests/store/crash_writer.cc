@@ -1,7 +1,9 @@
 // The crash test's child: writes acknowledged pairs from several threads
 // until it is killed. Usage: crash_writer DB ACKS THREADS SEED
-// After each acknowledged command it appends "key_a version key_b version"
-// to ACKS with one write(2), so the parent knows what was acknowledged.
+// Every command goes through the server's write path (EngineService, with
+// two I/O threads as `leasehold serve` has by default). After each
+// acknowledged command it appends "key_a version key_b version" to ACKS with
+// one write(2), so the parent knows what was acknowledged.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -13,14 +15,14 @@
 #include <vector>
 
 #include "common/real_clock.h"
-#include "store/durable_engine.h"
-#include "store/sqlite/sqlite_store.h"
 #include "tests/store/crash_pattern.h"
+#include "tests/testing/running_service.h"
 
 namespace leasehold::crash {
 namespace {
 
 constexpr int kPairsPerThread = 20;
+constexpr int kIoThreads = 2;
 
 // Brings both keys of a pair to the next version in one command, so the
 // journal of both lands in one batch. Returns the new versions.
@@ -55,16 +57,12 @@ int Main(int argc, char** argv) {
     return 2;
   }
   RealClock clock;
-  auto store = OpenSqliteStore(argv[1]);
-  if (!store) {
-    std::fprintf(stderr, "%s\n", store.error().ToString().c_str());
+  auto running = testing::RunningService::Open(argv[1], clock, kIoThreads);
+  if (!running) {
+    std::fprintf(stderr, "%s\n", running.error().ToString().c_str());
     return 1;
   }
-  auto engine = DurableEngine::Open(std::move(*store), {}, clock);
-  if (!engine) {
-    std::fprintf(stderr, "%s\n", engine.error().ToString().c_str());
-    return 1;
-  }
+  EngineService& service = (*running)->service();
   const int acks = open(argv[2], O_WRONLY | O_CREAT | O_APPEND, 0644);
   if (acks < 0) return 1;
   const int threads = std::atoi(argv[3]);
@@ -75,7 +73,7 @@ int Main(int argc, char** argv) {
       std::mt19937 rng(seed * 7919 + static_cast<unsigned>(t));
       while (true) {
         const int pair = static_cast<int>(rng() % kPairsPerThread);
-        auto versions = (*engine)->Run(
+        auto versions = service.Run(
             [&](Engine& e, Time now) { return WritePair(e, now, t, pair); });
         if (!versions) std::abort();
         const std::string line = PairKey(t, pair, 'a') + " " +

@@ -1,9 +1,9 @@
-// A restart gives back exactly the state that was acknowledged.
+// A restart gives back exactly the state that was acknowledged through the
+// server's write path (EngineService).
 #include <gtest/gtest.h>
 
 #include "common/real_clock.h"
-#include "store/durable_engine.h"
-#include "store/sqlite/sqlite_store.h"
+#include "tests/testing/running_service.h"
 #include "tests/testing/temp_dir.h"
 
 namespace leasehold {
@@ -11,16 +11,14 @@ namespace {
 
 using std::chrono::seconds;
 
-std::unique_ptr<DurableEngine> OpenAt(const std::string& path,
-                                      const Clock& clock) {
-  auto store = OpenSqliteStore(path);
-  EXPECT_TRUE(store.has_value()) << store.error().ToString();
-  auto engine = DurableEngine::Open(std::move(*store), {}, clock);
-  EXPECT_TRUE(engine.has_value()) << engine.error().ToString();
-  return std::move(*engine);
+std::unique_ptr<testing::RunningService> OpenAt(const std::string& path,
+                                                const Clock& clock) {
+  auto running = testing::RunningService::Open(path, clock);
+  EXPECT_TRUE(running.has_value()) << running.error().ToString();
+  return std::move(*running);
 }
 
-std::vector<RecordView> Everything(DurableEngine& e, std::string_view ns) {
+std::vector<RecordView> Everything(EngineService& e, std::string_view ns) {
   std::vector<RecordView> out;
   ListRecordsQuery q{.ns = ns, .limit = 1000};
   std::string after;
@@ -53,14 +51,15 @@ TEST(Restart, StateIsIdenticalAndFencesContinue) {
   std::vector<RecordView> before;
   Fence last_fence = 0;
   {
-    auto e = OpenAt(path, clock);
+    auto running = OpenAt(path, clock);
+    EngineService& e = running->service();
     for (int i = 0; i < 300; ++i) {
       const std::string key = "note:" + std::to_string(i);
-      ASSERT_TRUE(e->Run([&](Engine& en, Time now) {
+      ASSERT_TRUE(e.Run([&](Engine& en, Time now) {
                      return en.InsertRecord(now, {"docs", key}, "draft " + key);
                    })->has_value());
       if (i % 3 == 0) {
-        auto c = e->Run([&](Engine& en, Time now) {
+        auto c = e.Run([&](Engine& en, Time now) {
           return en.Checkout(
               now, {{"docs", key}, "Asha", seconds(600), "tok" + key, true});
         });
@@ -68,7 +67,7 @@ TEST(Restart, StateIsIdenticalAndFencesContinue) {
         last_fence = std::max(last_fence, c->value().fence);
       }
       if (i % 6 == 0) {
-        ASSERT_TRUE(e->Run([&](Engine& en, Time now) {
+        ASSERT_TRUE(e.Run([&](Engine& en, Time now) {
                        return en.Save(now, {"docs", key}, {"", "tok" + key},
                                       "edited", std::nullopt);
                      })
@@ -76,7 +75,7 @@ TEST(Restart, StateIsIdenticalAndFencesContinue) {
                         .done);
       }
       if (i % 9 == 0) {
-        ASSERT_TRUE(e->Run([&](Engine& en, Time now) {
+        ASSERT_TRUE(e.Run([&](Engine& en, Time now) {
                        return en.Checkin(now, {"docs", key}, {"Asha", ""});
                      })
                         ->value()
@@ -84,13 +83,13 @@ TEST(Restart, StateIsIdenticalAndFencesContinue) {
       }
       if (i % 10 == 5 && i % 3 != 0) {  // keys nobody holds
         ASSERT_TRUE(
-            e->Run([&](Engine& en, Time now) {
+            e.Run([&](Engine& en, Time now) {
                return en.Checkout(
                    now, {{"docs", key}, "Ravi", seconds(600), "r" + key, true});
              })
                 ->value()
                 .granted);
-        ASSERT_TRUE(e->Run([&](Engine& en, Time now) {
+        ASSERT_TRUE(e.Run([&](Engine& en, Time now) {
                        return en.DeleteRecord(now, {"docs", key}, {"Ravi", ""});
                      })
                         ->value()
@@ -98,21 +97,22 @@ TEST(Restart, StateIsIdenticalAndFencesContinue) {
       }
     }
     ASSERT_TRUE(
-        e->Run([&](Engine& en, Time now) {
+        e.Run([&](Engine& en, Time now) {
            return en.Checkout(
                now, {{"docs", "lease-only"}, "Mei", seconds(600), "m", true});
          })
             ->value()
             .granted);
-    before = Everything(*e, "docs");
+    before = Everything(e, "docs");
   }
-  auto e = OpenAt(path, clock);
-  const std::vector<RecordView> after = Everything(*e, "docs");
+  auto running = OpenAt(path, clock);
+  EngineService& e = running->service();
+  const std::vector<RecordView> after = Everything(e, "docs");
   ASSERT_EQ(after.size(), before.size());
   for (std::size_t i = 0; i < before.size(); ++i) {
     EXPECT_TRUE(SameRecord(before[i], after[i])) << before[i].key;
   }
-  auto fresh = e->Run([&](Engine& en, Time now) {
+  auto fresh = e.Run([&](Engine& en, Time now) {
     return en.Checkout(
         now, {{"docs", "after-restart"}, "Omar", seconds(1), "o", true});
   });
@@ -129,8 +129,9 @@ TEST(Restart, OperationsAndTheOutboxSurvive) {
   std::string token;
   MessageId receipt = 0, dropped = 0;
   {
-    auto e = OpenAt(path, clock);
-    auto r = e->Run([&](Engine& en, Time now) -> Status {
+    auto running = OpenAt(path, clock);
+    EngineService& e = running->service();
+    auto r = e.Run([&](Engine& en, Time now) -> Status {
       auto s = en.OpenSession(now, {"w", seconds(60), 0, ""});
       if (!s) return s.error();
       if (auto t = en.BeginTransaction(now, s->id); !t) return t.error();
@@ -149,15 +150,16 @@ TEST(Restart, OperationsAndTheOutboxSurvive) {
       return c2 ? Status::Ok() : c2.error();
     });
     ASSERT_TRUE(r.has_value() && r->ok());
-    auto claimed = e->Run([&](Engine& en, Time now) {
+    auto claimed = e.Run([&](Engine& en, Time now) {
       return en.Claim(now, {"pay", "mail", "c", 10, seconds(600), "tok"});
     });
     ASSERT_TRUE(claimed.has_value() && claimed->has_value());
     ASSERT_EQ(claimed->value().size(), 1u);
     token = claimed->value()[0].claim_token;
   }
-  auto e = OpenAt(path, clock);
-  auto r = e->Run([&](Engine& en, Time now) -> Status {
+  auto running = OpenAt(path, clock);
+  EngineService& e = running->service();
+  auto r = e.Run([&](Engine& en, Time now) -> Status {
     auto s = en.OpenSession(now, {"w", seconds(60), 0, ""});
     if (!s) return s.error();
     if (auto t = en.BeginTransaction(now, s->id); !t) return t.error();

@@ -1,4 +1,4 @@
-#include "server/engine_service.h"
+#include "service/engine_service.h"
 
 #include "store/restore.h"
 
@@ -6,7 +6,7 @@
 #include <boost/asio/post.hpp>
 #include <future>
 
-namespace leasehold::server {
+namespace leasehold {
 
 namespace asio = boost::asio;
 
@@ -217,4 +217,4 @@ void EngineService::OnTimer() {
   });
 }
 
-}  // namespace leasehold::server
+}  // namespace leasehold

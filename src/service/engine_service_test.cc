@@ -1,6 +1,6 @@
 // EngineService with a real io_context, a real SQLite file and the real
 // clock: completions after durability, parked waits, the one timer.
-#include "server/engine_service.h"
+#include "service/engine_service.h"
 
 #include <gtest/gtest.h>
 
@@ -13,7 +13,7 @@
 #include "store/sqlite/sqlite_store.h"
 #include "tests/testing/temp_dir.h"
 
-namespace leasehold::server {
+namespace leasehold {
 namespace {
 
 using std::chrono::milliseconds;
@@ -219,5 +219,56 @@ TEST_F(EngineServiceTest, AChainOfStepsFromCompletionsKeepsTheStackShallow) {
   EXPECT_LE(deepest.load(), 16);
 }
 
+// Run() blocks a plain thread until the answer is durable: the blocking
+// callers (restart and crash tests, store_bench) take the asynchronous path.
+TEST_F(EngineServiceTest, RunAnswersOnceDurable) {
+  auto inserted = service_->Run([](Engine& e, Time now) {
+    return e.InsertRecord(now, {"docs", "k"}, "draft");
+  });
+  ASSERT_TRUE(inserted.has_value());
+  ASSERT_TRUE(inserted->has_value());
+  Stop();
+  Start();
+  auto got = service_->Run([](Engine& e, Time now) {
+    return e.GetRecord(now, {"docs", "k"});
+  });
+  ASSERT_TRUE(got.has_value() && got->has_value());
+  EXPECT_EQ((*got)->body, "draft");
+}
+
+// A Store that holds nothing and fails every append.
+class FailingStore final : public Store {
+ public:
+  Result<Fence> Load(const Visitors&) override { return 0; }
+  Status Append(const JournalBatch&) override {
+    return Status(StatusCode::kUnavailable, "disk full");
+  }
+  std::string Describe() const override { return "failing"; }
+};
+
+// After a failed append, the write and every later step (even one that
+// wrote nothing) answer kUnavailable: memory is ahead of the disk.
+TEST(EngineServiceFailure, AFailedStoreAnswersUnavailable) {
+  RealClock clock;
+  asio::io_context io;
+  auto work = asio::make_work_guard(io);
+  std::thread runner([&io] { io.run(); });
+  auto service =
+      EngineService::Open(io, std::make_unique<FailingStore>(), {}, clock);
+  ASSERT_TRUE(service.has_value());
+  auto inserted = (*service)->Run([](Engine& e, Time now) {
+    return e.InsertRecord(now, {"docs", "k"}, "draft");
+  });
+  ASSERT_FALSE(inserted.has_value());
+  EXPECT_EQ(inserted.error().code(), StatusCode::kUnavailable);
+  auto read = (*service)->Run([](Engine& e, Time) { return e.Stats(); });
+  ASSERT_FALSE(read.has_value());
+  EXPECT_EQ(read.error().code(), StatusCode::kUnavailable);
+  EXPECT_EQ((*service)->StoreFailure().code(), StatusCode::kUnavailable);
+  (*service)->Shutdown();
+  io.stop();
+  runner.join();
+}
+
 }  // namespace
-}  // namespace leasehold::server
+}  // namespace leasehold

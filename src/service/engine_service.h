@@ -1,28 +1,34 @@
-// EngineService: the engine behind one mutex, asynchronous and durable.
+// EngineService: the one write path. The engine behind one mutex,
+// asynchronous and durable; the server, the store tests, the crash writer and
+// store_bench all go through it.
 //
 // A command handed to Execute() runs at once on the caller's thread, under
 // the service's mutex, at clock.Now(); its journal goes to the
 // GroupCommitter, and the completion runs only once that journal — and
-// everything submitted before it — is on disk. So no reply, and no event,
-// ever shows state that a crash could take back. A step with nothing to
-// write whose predecessors are durable completes on the caller's thread,
-// right after the mutex is released: no queue, no thread hand-off (an
-// in-memory lock request costs one mutex, not three executor hops; see
+// everything submitted before it — is on disk. So the engine decides in one
+// order, the disk sees the same order, and no reply, and no event, ever
+// shows state that a crash could take back. A step with nothing to write
+// whose predecessors are durable completes on the caller's thread, right
+// after the mutex is released: no queue, no thread hand-off (an in-memory
+// lock request costs one mutex, not three executor hops; see
 // docs/benchmarks.md, "Profiles"). Other completions run on an I/O thread.
+// Run() is Execute() for callers that may block (tests, tools).
 //
 // A lock request that must wait is parked in the engine as data; its
 // completion is kept here, keyed by WaitId, and runs when the engine
 // decides the request (granted, timeout, cancel, deadlock). One timer,
 // set to the engine's NextDeadline(), drives expiries and timeouts.
-#ifndef LEASEHOLD_SERVER_ENGINE_SERVICE_H_
-#define LEASEHOLD_SERVER_ENGINE_SERVICE_H_
+#ifndef LEASEHOLD_SERVICE_ENGINE_SERVICE_H_
+#define LEASEHOLD_SERVICE_ENGINE_SERVICE_H_
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <deque>
 #include <functional>
+#include <future>
 #include <memory>
 #include <mutex>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -31,7 +37,7 @@
 #include "store/group_commit.h"
 #include "store/store.h"
 
-namespace leasehold::server {
+namespace leasehold {
 
 // A copy of an engine Event that owns its strings.
 struct OwnedEvent {
@@ -70,8 +76,9 @@ class EngineService {
   using WaitDone = std::function<void(const Result<FinishedWait>&)>;
 
   // Loads `store` into a new engine. `io` runs the timer and the
-  // completions of steps that waited for the disk; `clock` must outlive the
-  // service.
+  // completions of steps that waited for the disk; `io` and `clock` must
+  // outlive the service. Fails (kUnavailable) when the store cannot be read
+  // or holds rows the engine refuses.
   static Result<std::unique_ptr<EngineService>> Open(
       boost::asio::io_context& io, std::unique_ptr<Store> store,
       EngineOptions options, const Clock& clock);
@@ -95,6 +102,22 @@ class EngineService {
       AfterStep(Deliver(std::move(done), command(*engine_, clock_.Now())),
                 ready);
     });
+  }
+
+  // Execute() for a caller that may block: runs command(engine, now) and
+  // returns its result once durable, or kUnavailable if the store failed
+  // (the command may then have taken effect in memory but was never
+  // acknowledged). Someone must be running `io`, and this must not be
+  // called from a completion or on an I/O thread, whose work the answer may
+  // wait for. Thread-safe.
+  template <typename F>
+  Result<std::invoke_result_t<F&, Engine&, Time>> Run(F&& command) {
+    using R = std::invoke_result_t<F&, Engine&, Time>;
+    std::promise<Result<R>> answer;
+    std::future<Result<R>> answered = answer.get_future();
+    Execute<R>(std::forward<F>(command),
+               [&answer](Result<R> r) { answer.set_value(std::move(r)); });
+    return answered.get();
   }
 
   // An acquire. `started` is called once the engine has decided what to do
@@ -191,6 +214,6 @@ class EngineService {
   std::optional<Time> timer_at_;
 };
 
-}  // namespace leasehold::server
+}  // namespace leasehold
 
-#endif  // LEASEHOLD_SERVER_ENGINE_SERVICE_H_
+#endif  // LEASEHOLD_SERVICE_ENGINE_SERVICE_H_
