@@ -38,6 +38,8 @@ ${table}}};
 
 }  // namespace
 
+std::span<const DashboardAsset> DashboardAssets() { return kAssets; }
+
 const DashboardAsset* FindDashboardAsset(std::string_view path) {
   for (const DashboardAsset& a : kAssets) {
     if (a.path == path) return &a;

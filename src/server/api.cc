@@ -1,12 +1,11 @@
-// The router: method and path to handler, and the error conventions.
+// The request pipeline: target decoding, the route table's lookup, the
+// checks a route asks for, then its handler; and the error conventions.
 #include "server/api.h"
 
 #include <charconv>
 #include <map>
 
 #include "server/handlers.h"
-#include "server/handlers_dashboard.h"
-#include "server/handlers_openapi.h"
 
 namespace leasehold::server {
 namespace {
@@ -67,12 +66,6 @@ std::optional<QueryMap> ParseQuery(std::string_view target) {
     query[*k] = *v;
   }
   return query;
-}
-
-Status NoRoute(const std::string& method, std::string_view path) {
-  return Status(StatusCode::kNotFound, "no endpoint " + method + " " +
-                                           std::string(path) +
-                                           "; see API.md for the endpoints");
 }
 
 }  // namespace
@@ -140,6 +133,12 @@ std::string Call::Query(std::string_view name) const {
   return it == query.end() ? std::string() : it->second;
 }
 
+const std::string& Call::Param(std::string_view name) const {
+  static const std::string kNone;
+  const int i = route == nullptr ? -1 : route->pattern.ParamIndex(name);
+  return i < 0 ? kNone : path[static_cast<std::size_t>(i)];
+}
+
 SessionId ParseSessionId(std::string_view text) {
   SessionId id = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
@@ -170,32 +169,14 @@ std::string Api::QueryParam(std::string_view target, std::string_view name) {
   return it == query->end() ? "" : it->second;
 }
 
-void Api::ServeMetrics(Respond respond) {
-  service_.ReadStats([this, respond = std::move(respond)](
-                         EngineStats engine, std::size_t parked, Time now) {
-    respond(ApiResponse{
-        200, metrics_->Render(engine, parked, service_.CommitStats(), now),
-        "text/plain; version=0.0.4"});
-  });
-}
+namespace {
 
-// GET reads, other methods write, and break and purge are the
-// administrator's forced acts.
-Role RoleFor(std::string_view method, const std::vector<std::string>& p) {
-  if (method == "GET") return Role::kRead;
-  const bool purge = p.size() == 3 && p[2] == "purge";
-  const bool brk = p.size() == 4 && p[3] == "break";
-  if (method == "POST" && p[0] == "records" && (purge || brk)) {
-    return Role::kAdmin;
+// The session a request acts through, if it names one: the path's {id},
+// else the body's or the query's "session".
+std::optional<SessionId> NamedSession(const Call& c, int id_index) {
+  if (id_index >= 0) {
+    return ParseSessionId(c.path[static_cast<std::size_t>(id_index)]);
   }
-  return Role::kWrite;
-}
-
-// The session a request acts through, if it names one: the path's id under
-// /sessions/{id}, else the body's or the query's "session".
-std::optional<SessionId> NamedSession(const Call& c) {
-  const auto& p = c.path;
-  if (p.size() >= 2 && p[0] == "sessions") return ParseSessionId(p[1]);
   if (c.body.contains("session")) {
     auto id = SessionField(Fields(c.body));
     return id ? std::optional<SessionId>(*id) : std::nullopt;
@@ -203,6 +184,8 @@ std::optional<SessionId> NamedSession(const Call& c) {
   if (auto s = c.Query("session"); !s.empty()) return ParseSessionId(s);
   return std::nullopt;
 }
+
+}  // namespace
 
 void Api::Handle(ApiRequest request, Respond respond) {
   const std::string_view target = request.target;
@@ -215,7 +198,7 @@ void Api::Handle(ApiRequest request, Respond respond) {
          options_,
          {},
          {},
-         // The body is parsed into this object's arena (see Route below).
+         // The body is parsed into this object's arena (see below).
          has_body ? boost::json::object(MakeRequestArena())
                   : boost::json::object(),
          std::move(request.on_parked),
@@ -223,12 +206,13 @@ void Api::Handle(ApiRequest request, Respond respond) {
          request.method,
          std::string(raw_path),
          nullptr};
+  c.history = history_;
+  c.metrics = metrics_;
 
   auto query = ParseQuery(target);
   if (!query) return c.Fail(BadTarget());
   c.query = std::move(*query);
-  std::vector<std::string> segments;
-  segments.reserve(6);  // the longest paths have 5
+  c.path.reserve(6);  // the longest routes have 5
   {
     std::string_view rest = raw_path;
     while (!rest.empty()) {
@@ -239,45 +223,42 @@ void Api::Handle(ApiRequest request, Respond respond) {
       const std::size_t slash = rest.find('/');
       auto seg = Decode(rest.substr(0, slash), false);
       if (!seg) return c.Fail(BadTarget());
-      segments.push_back(std::move(*seg));
+      c.path.push_back(std::move(*seg));
       rest = slash == std::string_view::npos ? "" : rest.substr(slash);
     }
   }
 
-  if (segments.size() == 1 && segments[0] == "healthz" && m == "GET") {
-    const Status failure = service_.StoreFailure();
-    return failure.ok() ? c.Reply(200, json::object{{"status", "ok"}})
-                        : c.Fail(failure);
+  const RouteMatch match = MatchRoute(m, c.path);
+  c.route = match.route;
+  if (match.route != nullptr && match.route->Has(kPublic)) {
+    return match.route->handler(c);
   }
-  if (IsOpenApiRequest(m, segments)) return ServeOpenApi(c);
   if (options_.auth.enabled()) {
     auto who = options_.auth.Authenticate(request.authorization);
     if (!who) return c.Fail(who.error());
     c.caller = *who;
   }
-  if (segments.size() == 1 && segments[0] == "metrics" && m == "GET" &&
-      metrics_ != nullptr) {
-    return ServeMetrics(std::move(c.respond));  // counts only, no names
-  }
-  if (segments.empty() || segments[0] != "v1") {
-    return c.Fail(NoRoute(m, raw_path));
-  }
-  segments.erase(segments.begin());
-  c.path = std::move(segments);
-  const auto& p = c.path;
-  const std::size_t n = p.size();
-  if (n >= 1 && IsDashboardEndpoint(p[0])) return RouteDashboard(c, history_);
-
-  if (n == 0 ||
-      (p[0] != "sessions" && p[0] != "applocks" && p[0] != "records" &&
-       p[0] != "operations" && p[0] != "outbox") ||
-      (p[0] != "sessions" && n < 2)) {
-    return c.Fail(NoRoute(m, raw_path));
+  // What is checked: the route's asks, or, for a path no route serves,
+  // those of the nearest route (a read for GET, else a write) before 404.
+  const Route* checked = match.route != nullptr ? match.route : match.nearest;
+  if (checked == nullptr || !checked->Has(kSessionScoped)) {
+    if (match.route == nullptr) {
+      return c.Fail(NoRoute(m, c.raw_path));
+    }
+    // Without kSessionScoped a route asks only for a token, whose any role
+    // covers what these need: reads that belong to no namespace.
+    return match.route->handler(c);
   }
   if (c.caller != nullptr) {
+    const Role role = match.route != nullptr ? match.route->role
+                      : m == "GET"           ? Role::kRead
+                                             : Role::kWrite;
     const std::string_view ns =
-        p[0] == "sessions" ? std::string_view() : std::string_view(p[1]);
-    if (Status st = Authorize(*c.caller, ns, RoleFor(m, p)); !st.ok()) {
+        match.ns_index < 0
+            ? std::string_view()
+            : std::string_view(
+                  c.path[static_cast<std::size_t>(match.ns_index)]);
+    if (Status st = Authorize(*c.caller, ns, role); !st.ok()) {
       return c.Fail(st);
     }
   }
@@ -287,15 +268,14 @@ void Api::Handle(ApiRequest request, Respond respond) {
     c.body = std::move(*body);  // same arena: moved, not copied
   }
   if (c.caller != nullptr) {
-    if (auto id = NamedSession(c)) {
+    if (auto id = NamedSession(c, match.id_index)) {
       const bool admin_may =
-          p[0] == "sessions" &&
-          ((n == 2 && m == "DELETE") || (n == 3 && p[2] == "cancel"));
+          match.route != nullptr && match.route->Has(kAdminMayActForOthers);
       return RouteWithinSession(std::make_shared<Call>(std::move(c)), *id,
                                 admin_may);
     }
   }
-  Route(c);
+  Dispatch(c);
 }
 
 void Api::RouteWithinSession(std::shared_ptr<Call> c, SessionId id,
@@ -317,74 +297,13 @@ void Api::RouteWithinSession(std::shared_ptr<Call> c, SessionId id,
                                       " belongs to another principal"));
           }
         }
-        Route(*c);
+        Dispatch(*c);
       });
 }
 
-void Api::Route(Call& c) {
-  const auto& p = c.path;
-  const std::size_t n = p.size();
-  const std::string& m = c.method;
-  if (p[0] == "sessions") {
-    if (n == 1 && m == "POST") return CreateSession(c);
-    if (n == 1 && m == "GET") return ListSessions(c);
-    if (n >= 2) {
-      const SessionId id = ParseSessionId(p[1]);
-      if (n == 2 && m == "DELETE") return EndSession(c, id);
-      if (n == 3 && m == "POST" && p[2] == "keepalive") return KeepAlive(c, id);
-      if (n == 3 && m == "POST" && p[2] == "cancel")
-        return CancelSessionWait(c, id);
-      if (n == 3 && m == "POST" && p[2] == "transaction")
-        return BeginTransaction(c, id);
-      if (n == 4 && m == "POST" && p[2] == "transaction" && p[3] == "commit") {
-        return EndTransaction(c, id, true);
-      }
-      if (n == 4 && m == "POST" && p[2] == "transaction" &&
-          p[3] == "rollback") {
-        return EndTransaction(c, id, false);
-      }
-    }
-  } else if (p[0] == "applocks") {
-    const std::string& ns = p[1];
-    if (n == 2 && m == "GET") return ListLocks(c, ns);
-    if (n == 3 && m == "POST" && p[2] == "acquire") return AcquireLock(c, ns);
-    if (n == 3 && m == "POST" && p[2] == "acquire-all") {
-      return AcquireAllLocks(c, ns);
-    }
-    if (n == 3 && m == "POST" && p[2] == "release") return ReleaseLock(c, ns);
-    if (n == 3 && m == "GET" && p[2] == "mode") return LockModeOf(c, ns);
-    if (n == 3 && m == "GET" && p[2] == "test") return TestLock(c, ns);
-  } else if (p[0] == "records") {
-    const std::string& ns = p[1];
-    if (n == 2 && m == "GET") return ListRecords(c, ns);
-    if (n == 3 && m == "POST" && p[2] == "purge") return Purge(c, ns);
-    if (n == 3 && m == "PUT") return InsertRecord(c, ns, p[2]);
-    if (n == 3 && m == "GET") return GetRecord(c, ns, p[2]);
-    if (n == 3 && m == "DELETE") return DeleteRecord(c, ns, p[2]);
-    if (n == 4 && m == "POST") {
-      if (p[3] == "checkout") return Checkout(c, ns, p[2]);
-      if (p[3] == "save") return SaveRecord(c, ns, p[2]);
-      if (p[3] == "checkin") return Checkin(c, ns, p[2]);
-      if (p[3] == "break") return BreakCheckout(c, ns, p[2]);
-    }
-  } else if (p[0] == "operations") {
-    const std::string& ns = p[1];
-    if (n == 4 && m == "POST" && p[3] == "begin") {
-      return BeginOperation(c, ns, p[2]);
-    }
-    if (n == 4 && m == "POST" && p[3] == "complete") {
-      return CompleteOperation(c, ns, p[2]);
-    }
-  } else if (p[0] == "outbox" && n >= 3) {
-    const std::string& ns = p[1];
-    if (n == 3 && m == "POST") return Enqueue(c, ns, p[2]);
-    if (n == 3 && m == "GET") return GetOutbox(c, ns, p[2]);
-    if (n == 4 && m == "POST" && p[3] == "claim") {
-      return ClaimMessages(c, ns, p[2]);
-    }
-    if (n == 4 && m == "POST" && p[3] == "ack") return AckMessage(c, ns, p[2]);
-  }
-  c.Fail(NoRoute(m, c.raw_path));
+void Api::Dispatch(Call& c) {
+  if (c.route == nullptr) return c.Fail(NoRoute(c.method, c.raw_path));
+  c.route->handler(c);
 }
 
 Result<EventAccess> Api::AuthorizeEvents(std::string_view authorization,

@@ -1,7 +1,7 @@
 // Api: the HTTP/JSON contract of API.md as pure request -> response
-// functions over an EngineService. No sockets here: the HTTP layer hands a
-// parsed request in and writes the response out, and tests can call Handle
-// directly.
+// functions over an EngineService, routed by the table in routes.h. No
+// sockets here: the HTTP layer hands a parsed request in and writes the
+// response out, and tests can call Handle directly.
 #ifndef LEASEHOLD_SERVER_API_H_
 #define LEASEHOLD_SERVER_API_H_
 
@@ -15,6 +15,7 @@
 namespace leasehold::server {
 
 struct Call;
+struct Route;
 class ActivityHistory;
 
 struct ApiRequest {
@@ -72,11 +73,10 @@ class Api {
   static std::string QueryParam(std::string_view target, std::string_view name);
 
  private:
-  void ServeMetrics(Respond respond);
-  // Routes an authorized request to its handler.
-  void Route(Call& c);
-  // Routes `c` once its named session is known to be the caller's own (or,
-  // with `admin_may`, once the caller administers every namespace).
+  // Runs the checked call's route, or answers 404 when none serves it.
+  static void Dispatch(Call& c);
+  // Dispatches `c` once its named session is known to be the caller's own
+  // (or, with `admin_may`, once the caller administers every namespace).
   void RouteWithinSession(std::shared_ptr<Call> c, SessionId id,
                           bool admin_may);
 

@@ -4,6 +4,7 @@
 #ifndef LEASEHOLD_SERVER_DASHBOARD_ASSETS_H_
 #define LEASEHOLD_SERVER_DASHBOARD_ASSETS_H_
 
+#include <span>
 #include <string_view>
 
 namespace leasehold::server {
@@ -14,6 +15,9 @@ struct DashboardAsset {
   std::string_view body;
   std::string_view etag;  // quoted, from a hash of the body
 };
+
+// Every asset, in a fixed order.
+std::span<const DashboardAsset> DashboardAssets();
 
 // The asset served at `path` (no query string), or null.
 const DashboardAsset* FindDashboardAsset(std::string_view path);

@@ -11,6 +11,7 @@
 
 #include "server/api.h"
 #include "server/json_io.h"
+#include "server/routes.h"
 
 namespace leasehold::server {
 
@@ -18,7 +19,7 @@ namespace leasehold::server {
 struct Call {
   EngineService& service;
   const ApiOptions& options;
-  std::vector<std::string> path;  // decoded segments after /v1
+  std::vector<std::string> path;  // decoded segments ("v1", "applocks", ...)
   std::map<std::string, std::string, std::less<>> query;
   boost::json::object body;
   std::function<void(WaitId)> on_parked;
@@ -27,6 +28,10 @@ struct Call {
   std::string raw_path;
   // The authenticated caller; null when authentication is off.
   const TokenGrant* caller = nullptr;
+  // The route that serves this call; null while it is being routed.
+  const Route* route = nullptr;
+  const ActivityHistory* history = nullptr;  // may be null
+  Metrics* metrics = nullptr;                // may be null (no /metrics)
 
   // The principal that opens sessions through this call ("" when off).
   std::string CallerName() const {
@@ -42,6 +47,8 @@ struct Call {
   void Fail(const Status& st) const;
   // The query parameter, or "" when absent.
   std::string Query(std::string_view name) const;
+  // The path segment at the route's {`name`}, decoded; "" when none.
+  const std::string& Param(std::string_view name) const;
 
   // Runs `command` on the engine and answers with `render` of its result,
   // or with the error.
@@ -64,6 +71,12 @@ SessionId ParseSessionId(std::string_view text);
 std::string SessionIdText(SessionId id);
 // The session id in a body's "session" field (string or number).
 Result<SessionId> SessionField(const Fields& fields);
+
+// handlers_operating.cc: GET /healthz; GET /metrics (404 without metrics);
+// GET /v1/events when the HTTP layer has no event hub (404).
+void Health(Call& c);
+void ServeMetrics(Call& c);
+void EventsWithoutHub(Call& c);
 
 void CreateSession(Call& c);
 void KeepAlive(Call& c, SessionId id);

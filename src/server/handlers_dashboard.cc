@@ -15,28 +15,6 @@ bool MaySee(const Call& c, std::string_view ns) {
   return c.caller == nullptr || c.caller->Allows(ns);
 }
 
-void WhoAmI(Call& c) {
-  json::object o{{"authentication", c.caller != nullptr}};
-  if (c.caller == nullptr) {
-    o["principal"] = nullptr;
-    o["role"] = RoleName(Role::kAdmin);
-    o["namespaces"] = json::array{"*"};
-  } else {
-    o["principal"] = c.caller->principal;
-    o["role"] = RoleName(c.caller->role);
-    json::array ns;
-    for (const std::string& n : c.caller->namespaces)
-      ns.push_back(json::value(n));
-    o["namespaces"] = std::move(ns);
-  }
-  o["all_namespaces"] = c.caller == nullptr || c.caller->AllNamespaces();
-  c.service.ReadStats([o = std::move(o), respond = c.respond](
-                          EngineStats, std::size_t, Time now) mutable {
-    o["now"] = TimeJson(now);
-    respond(JsonResponse(200, o));
-  });
-}
-
 json::object NamespaceJson(const NamespaceInfo& n) {
   json::array topics;
   for (const std::string& t : n.topics) topics.push_back(json::value(t));
@@ -45,25 +23,6 @@ json::object NamespaceJson(const NamespaceInfo& n) {
                       {"active_checkouts", n.active_checkouts},
                       {"lock_resources", n.lock_resources},
                       {"topics", std::move(topics)}};
-}
-
-void ListNamespaces(Call& c) {
-  struct Listing {
-    std::vector<NamespaceInfo> namespaces;
-    Time now;
-  };
-  c.Run<Listing>(
-      [](Engine& e, Time now) {
-        return Listing{e.ListNamespaces(now), now};
-      },
-      [c](Listing& l) {
-        json::array out;
-        for (const NamespaceInfo& n : l.namespaces) {
-          if (MaySee(c, n.ns)) out.push_back(NamespaceJson(n));
-        }
-        return JsonResponse(
-            200, json::object{{"namespaces", out}, {"now", TimeJson(l.now)}});
-      });
 }
 
 json::object RateJson(const ActivityHistory::Rates& r) {
@@ -75,28 +34,6 @@ json::object RateJson(const ActivityHistory::Rates& r) {
                       {"first_at", TimeJson(first)},
                       {"applocks", std::move(applocks)},
                       {"checkouts", std::move(checkouts)}};
-}
-
-void Stats(Call& c, const ActivityHistory* history) {
-  c.service.ReadStats(
-      [history, respond = c.respond](EngineStats st, std::size_t, Time now) {
-        json::object o{{"now", TimeJson(now)},
-                       {"sessions", st.sessions},
-                       {"open_transactions", st.open_transactions},
-                       {"lock_resources", st.resources},
-                       {"granted_locks", st.granted_locks},
-                       {"waiting", st.waiting},
-                       {"keys", st.keys},
-                       {"active_checkouts", st.active_checkouts},
-                       {"deadlocks_since_start", st.deadlocks},
-                       {"timeouts_since_start", st.timeouts}};
-        if (history != nullptr) {
-          o["deadlocks_last_hour"] = history->DeadlocksInLastHour(now);
-          o["timeouts_last_hour"] = history->TimeoutsInLastHour(now);
-          o["rate"] = RateJson(history->RatesUntil(now));
-        }
-        respond(JsonResponse(200, o));
-      });
 }
 
 json::object DeadlockJson(const OwnedEvent& e) {
@@ -120,35 +57,82 @@ json::object DeadlockJson(const OwnedEvent& e) {
                       {"cycle", std::move(cycle)}};
 }
 
-void Deadlocks(Call& c, const ActivityHistory* history) {
-  c.service.ReadStats([c, history](EngineStats, std::size_t, Time now) {
-    json::array out;
-    if (history != nullptr) {
-      for (const OwnedEvent& e : history->RecentDeadlocks(now)) {
-        if (e.deadlock && MaySee(c, e.ns)) out.push_back(DeadlockJson(e));
-      }
-    }
-    c.Reply(200, json::object{{"deadlocks", out}, {"now", TimeJson(now)}});
+}  // namespace
+
+void WhoAmI(Call& c) {
+  json::object o{{"authentication", c.caller != nullptr}};
+  if (c.caller == nullptr) {
+    o["principal"] = nullptr;
+    o["role"] = RoleName(Role::kAdmin);
+    o["namespaces"] = json::array{"*"};
+  } else {
+    o["principal"] = c.caller->principal;
+    o["role"] = RoleName(c.caller->role);
+    json::array ns;
+    for (const std::string& n : c.caller->namespaces)
+      ns.push_back(json::value(n));
+    o["namespaces"] = std::move(ns);
+  }
+  o["all_namespaces"] = c.caller == nullptr || c.caller->AllNamespaces();
+  c.service.ReadStats([o = std::move(o), respond = c.respond](
+                          EngineStats, std::size_t, Time now) mutable {
+    o["now"] = TimeJson(now);
+    respond(JsonResponse(200, o));
   });
 }
 
-}  // namespace
-
-bool IsDashboardEndpoint(std::string_view first) {
-  return first == "whoami" || first == "namespaces" || first == "stats" ||
-         first == "deadlocks";
+void ListNamespaces(Call& c) {
+  struct Listing {
+    std::vector<NamespaceInfo> namespaces;
+    Time now;
+  };
+  c.Run<Listing>(
+      [](Engine& e, Time now) {
+        return Listing{e.ListNamespaces(now), now};
+      },
+      [c](Listing& l) {
+        json::array out;
+        for (const NamespaceInfo& n : l.namespaces) {
+          if (MaySee(c, n.ns)) out.push_back(NamespaceJson(n));
+        }
+        return JsonResponse(
+            200, json::object{{"namespaces", out}, {"now", TimeJson(l.now)}});
+      });
 }
 
-void RouteDashboard(Call& c, const ActivityHistory* history) {
-  const auto& p = c.path;
-  if (p.size() == 1 && c.method == "GET") {
-    if (p[0] == "whoami") return WhoAmI(c);
-    if (p[0] == "namespaces") return ListNamespaces(c);
-    if (p[0] == "stats") return Stats(c, history);
-    if (p[0] == "deadlocks") return Deadlocks(c, history);
-  }
-  c.Fail(Status(StatusCode::kNotFound, "no endpoint " + c.method + " " +
-                                           c.raw_path + "; see docs/api.md"));
+void ServerStats(Call& c) {
+  c.service.ReadStats([history = c.history, respond = c.respond](
+                          EngineStats st, std::size_t, Time now) {
+    json::object o{{"now", TimeJson(now)},
+                   {"sessions", st.sessions},
+                   {"open_transactions", st.open_transactions},
+                   {"lock_resources", st.resources},
+                   {"granted_locks", st.granted_locks},
+                   {"waiting", st.waiting},
+                   {"keys", st.keys},
+                   {"active_checkouts", st.active_checkouts},
+                   {"deadlocks_since_start", st.deadlocks},
+                   {"timeouts_since_start", st.timeouts}};
+    if (history != nullptr) {
+      o["deadlocks_last_hour"] = history->DeadlocksInLastHour(now);
+      o["timeouts_last_hour"] = history->TimeoutsInLastHour(now);
+      o["rate"] = RateJson(history->RatesUntil(now));
+    }
+    respond(JsonResponse(200, o));
+  });
+}
+
+void RecentDeadlocks(Call& c) {
+  c.service.ReadStats(
+      [c, history = c.history](EngineStats, std::size_t, Time now) {
+        json::array out;
+        if (history != nullptr) {
+          for (const OwnedEvent& e : history->RecentDeadlocks(now)) {
+            if (e.deadlock && MaySee(c, e.ns)) out.push_back(DeadlockJson(e));
+          }
+        }
+        c.Reply(200, json::object{{"deadlocks", out}, {"now", TimeJson(now)}});
+      });
 }
 
 }  // namespace leasehold::server

@@ -1,22 +1,20 @@
 // The read-only endpoints that the dashboard needs beyond API.md (see
 // docs/dashboard.md): GET /v1/whoami, /v1/namespaces, /v1/stats and
-// /v1/deadlocks. Internal to the server.
+// /v1/deadlocks. The route table (routes.cc) names them. Internal to the
+// server.
 #ifndef LEASEHOLD_SERVER_HANDLERS_DASHBOARD_H_
 #define LEASEHOLD_SERVER_HANDLERS_DASHBOARD_H_
-
-#include <string_view>
 
 #include "server/handlers.h"
 
 namespace leasehold::server {
 
-class ActivityHistory;
-
-// Whether `first`, the path's first segment after /v1, is one of these.
-bool IsDashboardEndpoint(std::string_view first);
-
-// Answers one of them; `history` may be null (then no history is shown).
-void RouteDashboard(Call& c, const ActivityHistory* history);
+void WhoAmI(Call& c);
+void ListNamespaces(Call& c);
+// The counters and, with c.history, the recent rates.
+void ServerStats(Call& c);
+// With c.history, the deadlocks of the last hour the caller may see.
+void RecentDeadlocks(Call& c);
 
 }  // namespace leasehold::server
 

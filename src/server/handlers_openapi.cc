@@ -5,13 +5,7 @@
 
 namespace leasehold::server {
 
-bool IsOpenApiRequest(std::string_view method,
-                      const std::vector<std::string>& segments) {
-  return method == "GET" && segments.size() == 2 && segments[0] == "v1" &&
-         segments[1] == "openapi.json";
-}
-
-void ServeOpenApi(const Call& c) {
+void ServeOpenApi(Call& c) {
   c.respond(
       ApiResponse{200, std::string(OpenApiDocument()), "application/json"});
 }

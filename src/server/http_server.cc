@@ -1,4 +1,5 @@
-// The only translation unit that includes Beast (it is slow to compile).
+// With event_stream.cc, the only translation units that include Beast (it
+// is slow to compile).
 #include "server/http_server.h"
 
 #include <algorithm>
@@ -13,8 +14,11 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "server/connection_state.h"
 #include "server/dashboard_assets.h"
+#include "server/event_stream.h"
 #include "server/json_io.h"
+#include "server/routes.h"
 
 namespace leasehold::server {
 
@@ -66,7 +70,8 @@ bool IsHttpError(const beast::error_code& ec) {
   return ec.category() == http_errors;
 }
 
-// One client connection: read a request, answer it, repeat.
+// One client connection: read a request, answer it, repeat; its phase
+// (connection_state.h) says where in that it is.
 //
 // The request loop is written for the common case of a small request
 // answered from memory: bytes go straight from the socket into Beast's
@@ -98,24 +103,25 @@ class Connection : public std::enable_shared_from_this<Connection> {
     });
   }
 
-  // Closes the connection if it is between requests. Any thread.
+  // Closes the connection if it is between requests, or ends its event
+  // stream. Any thread.
   void CloseIfIdle() {
     asio::post(strand_, [self = shared_from_this()] {
-      if (self->streaming_) return self->EndStream();
-      if (!self->busy_) {
-        beast::error_code ec;
-        self->socket_.shutdown(tcp::socket::shutdown_both, ec);
-        self->socket_.close(ec);
+      if (self->state_.Is(Phase::kStreaming)) {
+        if (auto stream = self->stream_.lock()) stream->End();
+      } else if (self->state_.Is(Phase::kReading)) {
+        self->Close(tcp::socket::shutdown_both);
       }
     });
   }
 
  private:
+  using Phase = ConnectionPhase;
   // Bytes asked of the socket per read.
   static constexpr std::size_t kReadSize = 16 << 10;
 
+  // In kReading: starts reading the next request.
   void Read() {
-    busy_ = false;
     parser_.emplace();
     parser_->body_limit(server_->options_.body_limit);
     parser_->header_limit(
@@ -133,6 +139,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // Feeds the buffered bytes to the parser; reads more while it needs them.
   void Parse() {
+    if (!state_.Is(Phase::kReading)) return;  // closed meanwhile
     while (buffer_.size() > 0 && !parser_->is_done()) {
       beast::error_code ec;
       const std::size_t used = parser_->put(buffer_.data(), ec);
@@ -161,6 +168,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (ec && !IsHttpError(ec)) {
       return Close();  // the socket failed, was closed, or timed out
     }
+    if (!state_.Is(Phase::kReading)) return;
     if (ec == http::error::body_limit) {
       keep_alive_ = false;
       return Write(
@@ -177,23 +185,22 @@ class Connection : public std::enable_shared_from_this<Connection> {
                                "malformed HTTP request: " + ec.message())),
           11);
     }
-    busy_ = true;
     auto& req = parser_->get();
     keep_alive_ = req.keep_alive() && !server_->stopping_;
     version_ = req.version();
     ClearDeadline();  // a lock request may wait as long as it asked
     const std::string_view target = req.target();
+    const std::string_view path = target.substr(0, target.find('?'));
     const std::string_view authorization = req[http::field::authorization];
-    if (req.method() == http::verb::get && server_->events_ != nullptr &&
-        target.substr(0, target.find('?')) == "/v1/events") {
+    if (server_->events_ != nullptr &&
+        IsEventStreamTarget(req.method_string(), path)) {
       auto access = server_->api_.AuthorizeEvents(authorization, target);
       if (!access) return Write(ErrorResponse(access.error()), version_);
       return StartStream(std::move(*access));
     }
     // The dashboard's own files hold no data: served without a token.
     if (req.method() == http::verb::get) {
-      if (const DashboardAsset* asset =
-              FindDashboardAsset(target.substr(0, target.find('?')))) {
+      if (const DashboardAsset* asset = FindDashboardAsset(path)) {
         return WriteAsset(*asset, req[http::field::if_none_match]);
       }
     }
@@ -202,7 +209,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
                        std::string(authorization), nullptr};
     auto self = shared_from_this();
     const std::uint64_t seq = ++request_seq_;
-    awaiting_answer_ = true;
+    state_.MoveTo(Phase::kHandling);
     // The parked notice and the answer reach this strand by different
     // paths; the sequence number keeps a late notice from watching a
     // connection that has moved on.
@@ -213,116 +220,48 @@ class Connection : public std::enable_shared_from_this<Connection> {
       asio::post(self->strand_, [self, seq, r = std::move(r)]() mutable {
         // Exactly one answer per request reaches the socket, even if a
         // failing store made the Api answer twice.
-        if (!self->awaiting_answer_ || seq != self->request_seq_) return;
+        if (!self->AwaitsAnswer(seq)) return;
         self->Answer(std::move(r));
       });
     });
   }
 
-  // --- Server-Sent Events ---------------------------------------------------
-  static constexpr std::size_t kMaxQueuedFrames = 10'000;
+  // Whether request `seq` is still with the Api.
+  bool AwaitsAnswer(std::uint64_t seq) const {
+    return (state_.Is(Phase::kHandling) || state_.Is(Phase::kWatching)) &&
+           seq == request_seq_;
+  }
 
+  // Hands the socket to an EventStream, which keeps this connection (and
+  // so its place among the server's connections) as long as it streams.
   void StartStream(EventAccess access) {
-    streaming_ = true;
-    keep_alive_ = false;  // the stream ends when the connection does
-    auto res = std::make_shared<http::response<http::empty_body>>(
-        http::status::ok, version_);
-    res->set(http::field::server, "leasehold");
-    res->set(http::field::content_type, "text/event-stream");
-    res->set(http::field::cache_control, "no-cache");
-    res->keep_alive(false);
-    auto sr =
-        std::make_shared<http::response_serializer<http::empty_body>>(*res);
-    http::async_write_header(
-        socket_, *sr,
-        [self = shared_from_this(), res, sr, access = std::move(access)](
-            beast::error_code ec, std::size_t) mutable {
-          if (ec) return self->EndStream();
-          std::weak_ptr<Connection> weak = self;
-          self->subscription_ = self->server_->events_->Subscribe(
-              std::move(access.ns),
-              [weak](const EventHub::Frame& frame) {
-                if (auto c = weak.lock()) {
-                  asio::post(c->strand_, [c, frame] { c->Enqueue(frame); });
-                }
-              },
-              access.unscoped);
-          self->Enqueue(std::make_shared<const std::string>("retry: 2000\n\n"));
-          self->WatchStream();
-          self->Heartbeat();
-        });
-  }
-
-  void Enqueue(EventHub::Frame frame) {
-    if (!streaming_) return;
-    if (frames_.size() >= kMaxQueuedFrames) return EndStream();  // too slow
-    frames_.push_back(std::move(frame));
-    if (!pumping_) Pump();
-  }
-
-  void Pump() {
-    if (frames_.empty() || !streaming_) {
-      pumping_ = false;
-      return;
-    }
-    pumping_ = true;
-    asio::async_write(
-        socket_, asio::buffer(*frames_.front()),
-        [self = shared_from_this()](beast::error_code ec, std::size_t) {
-          if (ec) return self->EndStream();
-          self->frames_.pop_front();
-          self->Pump();
-        });
-  }
-
-  // A comment every 15 s keeps proxies from closing an idle stream and finds
-  // clients that vanished without a FIN.
-  void Heartbeat() {
-    heartbeat_.expires_after(std::chrono::seconds(15));
-    heartbeat_.async_wait([self = shared_from_this()](beast::error_code ec) {
-      if (ec || !self->streaming_) return;
-      self->Enqueue(std::make_shared<const std::string>(": ping\n\n"));
-      self->Heartbeat();
-    });
-  }
-
-  void WatchStream() {
-    socket_.async_read_some(
-        buffer_.prepare(1024),
-        [self = shared_from_this()](beast::error_code ec, std::size_t) {
-          if (ec) return self->EndStream();
-          self->WatchStream();  // a client has nothing to say on a stream
-        });
-  }
-
-  void EndStream() {
-    if (!streaming_) return;
-    streaming_ = false;
-    if (subscription_ != 0) server_->events_->Unsubscribe(subscription_);
-    subscription_ = 0;
-    heartbeat_.cancel();
-    frames_.clear();
-    Close();
+    state_.MoveTo(Phase::kStreaming);
+    deadline_.cancel();
+    auto stream = std::make_shared<EventStream>(
+        std::move(socket_), strand_, *server_->events_, shared_from_this());
+    stream_ = stream;
+    stream->Start(std::move(access), version_);
   }
 
   // While a request waits, a read that ends means the client hung up.
   void Watch(WaitId wait, std::uint64_t seq) {
-    if (!awaiting_answer_ || seq != request_seq_) return;
+    if (!AwaitsAnswer(seq)) return;
     // acquire-all parks once for each lock it waits for, and the notices
     // can arrive out of order; wait ids grow, so the largest is current.
     wait_ = std::max(wait_, wait);
-    if (watching_) return;
-    watching_ = true;
+    if (state_.Is(Phase::kWatching)) return;
+    state_.MoveTo(Phase::kWatching);
     socket_.async_read_some(
         buffer_.prepare(1024),
         [self = shared_from_this()](beast::error_code ec, std::size_t n) {
-          self->watching_ = false;
           self->buffer_.commit(n);  // a pipelined request: keep its bytes
-          if (self->pending_) {
+          if (self->state_.Is(Phase::kAnswerHeld)) {
             auto r = std::move(*self->pending_);
             self->pending_.reset();
             return self->Write(std::move(r), self->version_);
           }
+          if (!self->state_.Is(Phase::kWatching)) return;  // closed
+          self->state_.MoveTo(Phase::kHandling);
           const std::size_t read_ahead_limit =
               self->server_->options_.header_limit +
               self->server_->options_.body_limit;
@@ -339,8 +278,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   void Answer(ApiResponse r) {
-    awaiting_answer_ = false;
-    if (watching_) {
+    if (state_.Is(Phase::kWatching)) {
+      state_.MoveTo(Phase::kAnswerHeld);
       pending_ = std::move(r);
       beast::error_code ec;
       socket_.cancel(ec);  // the watch ends, then writes
@@ -387,6 +326,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // non-blocking send nearly always takes it all; what it leaves goes out
   // asynchronously.
   void Send() {
+    state_.MoveTo(Phase::kWriting);
     SetDeadline();
     beast::error_code sync_ec;
     const std::size_t sent =
@@ -403,6 +343,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   void AfterSend() {
     if (!keep_alive_ || server_->stopping_) return Linger();
+    state_.MoveTo(Phase::kReading);
     Read();
   }
 
@@ -436,6 +377,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // is still sending (say, the rest of a body that was too large) for a
   // moment, so that it can read our answer instead of a reset.
   void Linger() {
+    state_.MoveTo(Phase::kLingering);
     beast::error_code ec;
     socket_.shutdown(tcp::socket::shutdown_send, ec);
     if (ec) return Close();
@@ -459,10 +401,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
         });
   }
 
-  void Close() {
+  void Close(tcp::socket::shutdown_type how = tcp::socket::shutdown_send) {
+    state_.MoveTo(Phase::kClosed);
     deadline_.cancel();
     beast::error_code ec;
-    socket_.shutdown(tcp::socket::shutdown_send, ec);
+    socket_.shutdown(how, ec);
     socket_.close(ec);
   }
 
@@ -489,6 +432,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
           auto self = weak.lock();
           if (self == nullptr || ec) return;  // closed or gone
           self->deadline_armed_ = false;
+          if (self->state_.Is(Phase::kStreaming) ||
+              self->state_.Is(Phase::kClosed)) {
+            return;  // the socket is no longer this connection's
+          }
           if (Clock::now() >= self->deadline_at_) return self->Close();
           self->ArmDeadline();
         });
@@ -496,27 +443,26 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   tcp::socket socket_;
   Strand strand_;
+  ConnectionState state_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   std::shared_ptr<HttpServer::Impl> server_;
-  std::optional<ApiResponse> pending_;
-  std::string response_;  // the answer being written; reused
-  WaitId wait_ = 0;
-  bool streaming_ = false;
-  bool pumping_ = false;
-  std::uint64_t subscription_ = 0;
-  std::deque<EventHub::Frame> frames_;
-  asio::steady_timer heartbeat_{strand_};
+  std::uint64_t request_seq_ = 0;       // the request now with the Api
+  WaitId wait_ = 0;                     // its latest wait, while it is parked
+  std::optional<ApiResponse> pending_;  // in kAnswerHeld: the answer
+  std::string response_;                // the answer being written; reused
+  std::weak_ptr<EventStream> stream_;   // in kStreaming
+  // Facts of the current request, independent of the phase: its HTTP
+  // version, and whether the connection stays open after its answer (the
+  // client's wish, cleared by a refusal, a hang-up or Stop()).
+  unsigned version_ = 11;
+  bool keep_alive_ = true;
+  // The deadline timer's own state: it runs across every phase, and
+  // deadline_armed_ says only whether its one wait is outstanding.
   using Clock = std::chrono::steady_clock;
   asio::steady_timer deadline_{strand_};
   Clock::time_point deadline_at_ = Clock::time_point::max();
   bool deadline_armed_ = false;
-  unsigned version_ = 11;
-  bool keep_alive_ = true;
-  bool busy_ = false;
-  bool watching_ = false;
-  bool awaiting_answer_ = false;  // a request is with the Api
-  std::uint64_t request_seq_ = 0;
 };
 
 Result<std::uint16_t> HttpServer::Impl::Start() {

@@ -1,48 +1,13 @@
-// The (method, path template) pairs this server serves: what
-// src/server/api.cc (Api::Handle and Route), handlers_dashboard.cc,
-// handlers_openapi.cc and http_server.cc (the event stream, the dashboard's
-// files) dispatch today. contract.test.mjs checks that each one is really
-// served and is in docs/openapi.yaml. To be generated from the declarative
-// route table once it exists.
-export const serverRoutes = [
-  ["GET", "/healthz"],
-  ["GET", "/metrics"],
-  ["GET", "/v1/openapi.json"],
-  ["GET", "/v1/events"],
-  ["GET", "/"],
-  ["GET", "/assets/app.js"],
-  ["GET", "/assets/app.css"],
-  ["GET", "/v1/whoami"],
-  ["GET", "/v1/namespaces"],
-  ["GET", "/v1/stats"],
-  ["GET", "/v1/deadlocks"],
-  ["POST", "/v1/sessions"],
-  ["GET", "/v1/sessions"],
-  ["DELETE", "/v1/sessions/{id}"],
-  ["POST", "/v1/sessions/{id}/keepalive"],
-  ["POST", "/v1/sessions/{id}/cancel"],
-  ["POST", "/v1/sessions/{id}/transaction"],
-  ["POST", "/v1/sessions/{id}/transaction/commit"],
-  ["POST", "/v1/sessions/{id}/transaction/rollback"],
-  ["GET", "/v1/applocks/{ns}"],
-  ["POST", "/v1/applocks/{ns}/acquire"],
-  ["POST", "/v1/applocks/{ns}/acquire-all"],
-  ["POST", "/v1/applocks/{ns}/release"],
-  ["GET", "/v1/applocks/{ns}/mode"],
-  ["GET", "/v1/applocks/{ns}/test"],
-  ["GET", "/v1/records/{ns}"],
-  ["POST", "/v1/records/{ns}/purge"],
-  ["PUT", "/v1/records/{ns}/{key}"],
-  ["GET", "/v1/records/{ns}/{key}"],
-  ["DELETE", "/v1/records/{ns}/{key}"],
-  ["POST", "/v1/records/{ns}/{key}/checkout"],
-  ["POST", "/v1/records/{ns}/{key}/save"],
-  ["POST", "/v1/records/{ns}/{key}/checkin"],
-  ["POST", "/v1/records/{ns}/{key}/break"],
-  ["POST", "/v1/operations/{ns}/{op_id}/begin"],
-  ["POST", "/v1/operations/{ns}/{op_id}/complete"],
-  ["POST", "/v1/outbox/{ns}/{topic}"],
-  ["GET", "/v1/outbox/{ns}/{topic}"],
-  ["POST", "/v1/outbox/{ns}/{topic}/claim"],
-  ["POST", "/v1/outbox/{ns}/{topic}/ack"],
-];
+// The (method, path template) pairs this server serves, read from the
+// server's own route table and dashboard files by the print_routes tool
+// (src/server/print_routes.cc, path in LEASEHOLD_PRINT_ROUTES). The tests
+// check that each one is in docs/openapi.yaml and is really served, so an
+// endpoint added to the table but not to the document fails them.
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
+
+const tool = process.env.LEASEHOLD_PRINT_ROUTES;
+assert.ok(tool && existsSync(tool), "set LEASEHOLD_PRINT_ROUTES to the print_routes tool");
+
+export const serverRoutes = JSON.parse(execFileSync(tool, { encoding: "utf8" }));

@@ -1,0 +1,181 @@
+#include "server/routes.h"
+
+#include "server/handlers.h"
+#include "server/handlers_dashboard.h"
+#include "server/handlers_openapi.h"
+
+namespace leasehold::server {
+namespace {
+
+constexpr std::uint8_t kInSession = kSessionScoped;
+constexpr std::uint8_t kAnySession = kSessionScoped | kAdminMayActForOthers;
+
+const std::string& Ns(const Call& c) { return c.Param("ns"); }
+SessionId Id(const Call& c) { return ParseSessionId(c.Param("id")); }
+
+// GET reads, other methods write, and break and purge are the
+// administrator's forced acts. Within a method, literal segments come
+// before parameters at the same place (the first match wins).
+constexpr Route kRoutes[] = {
+    // Operating.
+    {"GET", "/healthz", Role::kRead, Health, kPublic},
+    {"GET", "/v1/openapi.json", Role::kRead, ServeOpenApi, kPublic},
+    {"GET", "/metrics", Role::kRead, ServeMetrics},
+    {"GET", "/v1/events", Role::kRead, EventsWithoutHub, kEventStream},
+    // The dashboard's reads.
+    {"GET", "/v1/whoami", Role::kRead, WhoAmI},
+    {"GET", "/v1/namespaces", Role::kRead, ListNamespaces},
+    {"GET", "/v1/stats", Role::kRead, ServerStats},
+    {"GET", "/v1/deadlocks", Role::kRead, RecentDeadlocks},
+    // Sessions and their transactions.
+    {"POST", "/v1/sessions", Role::kWrite, CreateSession, kInSession},
+    {"GET", "/v1/sessions", Role::kRead, ListSessions, kInSession},
+    {"DELETE", "/v1/sessions/{id}", Role::kWrite,
+     [](Call& c) { EndSession(c, Id(c)); }, kAnySession},
+    {"POST", "/v1/sessions/{id}/keepalive", Role::kWrite,
+     [](Call& c) { KeepAlive(c, Id(c)); }, kInSession},
+    {"POST", "/v1/sessions/{id}/cancel", Role::kWrite,
+     [](Call& c) { CancelSessionWait(c, Id(c)); }, kAnySession},
+    {"POST", "/v1/sessions/{id}/transaction", Role::kWrite,
+     [](Call& c) { BeginTransaction(c, Id(c)); }, kInSession},
+    {"POST", "/v1/sessions/{id}/transaction/commit", Role::kWrite,
+     [](Call& c) { EndTransaction(c, Id(c), true); }, kInSession},
+    {"POST", "/v1/sessions/{id}/transaction/rollback", Role::kWrite,
+     [](Call& c) { EndTransaction(c, Id(c), false); }, kInSession},
+    // Application locks.
+    {"GET", "/v1/applocks/{ns}", Role::kRead,
+     [](Call& c) { ListLocks(c, Ns(c)); }, kInSession},
+    {"POST", "/v1/applocks/{ns}/acquire", Role::kWrite,
+     [](Call& c) { AcquireLock(c, Ns(c)); }, kInSession},
+    {"POST", "/v1/applocks/{ns}/acquire-all", Role::kWrite,
+     [](Call& c) { AcquireAllLocks(c, Ns(c)); }, kInSession},
+    {"POST", "/v1/applocks/{ns}/release", Role::kWrite,
+     [](Call& c) { ReleaseLock(c, Ns(c)); }, kInSession},
+    {"GET", "/v1/applocks/{ns}/mode", Role::kRead,
+     [](Call& c) { LockModeOf(c, Ns(c)); }, kInSession},
+    {"GET", "/v1/applocks/{ns}/test", Role::kRead,
+     [](Call& c) { TestLock(c, Ns(c)); }, kInSession},
+    // Records and their checkouts.
+    {"GET", "/v1/records/{ns}", Role::kRead,
+     [](Call& c) { ListRecords(c, Ns(c)); }, kInSession},
+    {"POST", "/v1/records/{ns}/purge", Role::kAdmin,
+     [](Call& c) { Purge(c, Ns(c)); }, kInSession},
+    {"PUT", "/v1/records/{ns}/{key}", Role::kWrite,
+     [](Call& c) { InsertRecord(c, Ns(c), c.Param("key")); }, kInSession},
+    {"GET", "/v1/records/{ns}/{key}", Role::kRead,
+     [](Call& c) { GetRecord(c, Ns(c), c.Param("key")); }, kInSession},
+    {"DELETE", "/v1/records/{ns}/{key}", Role::kWrite,
+     [](Call& c) { DeleteRecord(c, Ns(c), c.Param("key")); }, kInSession},
+    {"POST", "/v1/records/{ns}/{key}/checkout", Role::kWrite,
+     [](Call& c) { Checkout(c, Ns(c), c.Param("key")); }, kInSession},
+    {"POST", "/v1/records/{ns}/{key}/save", Role::kWrite,
+     [](Call& c) { SaveRecord(c, Ns(c), c.Param("key")); }, kInSession},
+    {"POST", "/v1/records/{ns}/{key}/checkin", Role::kWrite,
+     [](Call& c) { Checkin(c, Ns(c), c.Param("key")); }, kInSession},
+    {"POST", "/v1/records/{ns}/{key}/break", Role::kAdmin,
+     [](Call& c) { BreakCheckout(c, Ns(c), c.Param("key")); }, kInSession},
+    // Operations and the outbox.
+    {"POST", "/v1/operations/{ns}/{op_id}/begin", Role::kWrite,
+     [](Call& c) { BeginOperation(c, Ns(c), c.Param("op_id")); }, kInSession},
+    {"POST", "/v1/operations/{ns}/{op_id}/complete", Role::kWrite,
+     [](Call& c) { CompleteOperation(c, Ns(c), c.Param("op_id")); },
+     kInSession},
+    {"POST", "/v1/outbox/{ns}/{topic}", Role::kWrite,
+     [](Call& c) { Enqueue(c, Ns(c), c.Param("topic")); }, kInSession},
+    {"GET", "/v1/outbox/{ns}/{topic}", Role::kRead,
+     [](Call& c) { GetOutbox(c, Ns(c), c.Param("topic")); }, kInSession},
+    {"POST", "/v1/outbox/{ns}/{topic}/claim", Role::kWrite,
+     [](Call& c) { ClaimMessages(c, Ns(c), c.Param("topic")); }, kInSession},
+    {"POST", "/v1/outbox/{ns}/{topic}/ack", Role::kWrite,
+     [](Call& c) { AckMessage(c, Ns(c), c.Param("topic")); }, kInSession},
+};
+
+// The event-stream routes, found once: the HTTP layer asks of every
+// request whether it is one.
+constexpr std::size_t kEventStreams = [] {
+  std::size_t n = 0;
+  for (const Route& r : kRoutes) n += r.Has(kEventStream) ? 1 : 0;
+  return n;
+}();
+constexpr std::array<std::size_t, kEventStreams> kEventStreamIndexes = [] {
+  std::array<std::size_t, kEventStreams> out{};
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < std::size(kRoutes); ++i) {
+    if (kRoutes[i].Has(kEventStream)) out[n++] = i;
+  }
+  return out;
+}();
+
+// How many leading segments of `segments` the route's path matches.
+std::size_t SharedPrefix(const RoutePattern& p,
+                         std::span<const std::string> segments) {
+  std::size_t i = 0;
+  while (i < p.size() && i < segments.size() &&
+         (p.IsParam(i) || p.segment(i) == segments[i])) {
+    ++i;
+  }
+  return i;
+}
+
+}  // namespace
+
+int RoutePattern::ParamIndex(std::string_view name) const {
+  for (std::size_t i = 0; i < size_; ++i) {
+    const std::string_view s = segments_[i];
+    if (s.size() == name.size() + 2 && s.front() == '{' &&
+        s.substr(1, name.size()) == name) {
+      return static_cast<int>(i);
+    }
+  }
+  return -1;
+}
+
+std::span<const Route> Routes() { return kRoutes; }
+
+RouteMatch MatchRoute(std::string_view method,
+                      std::span<const std::string> segments) {
+  RouteMatch m;
+  for (const Route& r : kRoutes) {
+    if (r.pattern.size() == segments.size() && r.method == method &&
+        SharedPrefix(r.pattern, segments) == segments.size()) {
+      m.route = &r;
+      m.ns_index = r.pattern.ParamIndex("ns");
+      m.id_index = r.pattern.ParamIndex("id");
+      return m;
+    }
+  }
+  // None: the nearest route, if the path reaches at least as far as its
+  // resource and {ns}, decides how the request is checked before its 404
+  // (so that a caller learns nothing of a namespace it may not use).
+  std::size_t best = 0;
+  for (const Route& r : kRoutes) {
+    const std::size_t shared = SharedPrefix(r.pattern, segments);
+    const int ns = r.pattern.ParamIndex("ns");
+    if (shared < 2 || shared <= best) continue;
+    if (ns >= 0 && static_cast<std::size_t>(ns) >= shared) continue;
+    best = shared;
+    m.nearest = &r;
+  }
+  if (m.nearest != nullptr) {
+    m.ns_index = m.nearest->pattern.ParamIndex("ns");
+    const int id = m.nearest->pattern.ParamIndex("id");
+    m.id_index = id >= 0 && static_cast<std::size_t>(id) < best ? id : -1;
+  }
+  return m;
+}
+
+bool IsEventStreamTarget(std::string_view method, std::string_view path) {
+  for (std::size_t i : kEventStreamIndexes) {
+    const Route& r = kRoutes[i];
+    if (r.method == method && r.pattern.text() == path) return true;
+  }
+  return false;
+}
+
+Status NoRoute(std::string_view method, std::string_view path) {
+  return Status(StatusCode::kNotFound,
+                "no endpoint " + std::string(method) + " " + std::string(path) +
+                    "; see docs/api.md for the endpoints");
+}
+
+}  // namespace leasehold::server
