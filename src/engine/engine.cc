@@ -9,6 +9,7 @@
 #include <unordered_set>
 #include <variant>
 
+#include "engine/deadline_queue.h"
 #include "engine/deadlock_detector.h"
 #include "engine/fence_source.h"
 #include "engine/lock_table.h"
@@ -21,6 +22,8 @@ namespace leasehold {
 
 using engine::ConflictsWithAny;
 using engine::CycleEdge;
+using engine::DeadlineKind;
+using engine::DeadlineQueue;
 using engine::DeadlockDetector;
 using engine::Grant;
 using engine::LockTable;
@@ -89,10 +92,11 @@ class Engine::Impl {
   explicit Impl(EngineOptions options)
       : events_(options.events),
         fences_(options.fence_floor, &journal_),
-        records_(options.max_body_bytes, &fences_, &journal_, options.events),
+        records_(options.max_body_bytes, &fences_, &journal_, options.events,
+                 &deadlines_),
         operations_(options.max_body_bytes, &journal_, options.events),
         outbox_(options.max_body_bytes, &journal_, options.events),
-        sessions_(options.session_id_base),
+        sessions_(options.session_id_base, &deadlines_),
         staging_limits_{options.max_staged_writes, options.max_staged_bytes} {}
 
   ~Impl() {
@@ -607,61 +611,30 @@ class Engine::Impl {
     started_ = true;
     now = std::max(now, last_now_);
     last_now_ = now;
-    // Apply what fell due in deadline order; at equal instants wait
-    // timeouts first, then transactions running out of time, then session
-    // expiries, then leases running out.
-    while (true) {
-      std::optional<Time> wait_at, txn_at, session_at,
-          lease_at = records_.NextExpiry();
-      if (!wait_deadlines_.empty()) wait_at = wait_deadlines_.begin()->first;
-      if (!txn_deadlines_.empty()) txn_at = txn_deadlines_.begin()->first;
-      Session* expiring = sessions_.EarliestExpiryBy(now);
-      if (expiring != nullptr) session_at = expiring->expires_at;
-      const std::optional<Time>* in_order[] = {&wait_at, &txn_at, &session_at,
-                                               &lease_at};
-      int first = -1;
-      for (int i = 0; i < 4; ++i) {
-        const std::optional<Time>& t = *in_order[i];
-        if (t && *t <= now && (first < 0 || *t < **in_order[first])) first = i;
-      }
-      switch (first) {
-        case 0: {
-          const WaitId id = wait_deadlines_.begin()->second;
+    // Each deadline is taken from the queue before it applies, so what it
+    // does may add or remove others (a timeout lets a waiter in; an expiry
+    // ends a transaction) and the loop sees the queue as it then is.
+    while (const std::optional<engine::Deadline> d = deadlines_.PopDueBy(now)) {
+      switch (d->kind) {
+        case DeadlineKind::kWaitTimeout:
           ++timeouts_;
-          AbortWait(waits_.at(id), AcquireResult::kTimeout, *wait_at, nullptr);
+          AbortWait(waits_.at(d->id), AcquireResult::kTimeout, d->at, nullptr);
           break;
-        }
-        case 1:
-          ExpireTransaction(sessions_.Find(txn_deadlines_.begin()->second),
-                            *txn_at);
+        case DeadlineKind::kTransactionLimit:
+          ExpireTransaction(sessions_.Find(d->id), d->at);
           break;
-        case 2:
-          End(expiring, *session_at, EventType::kSessionExpired);
+        case DeadlineKind::kSessionExpiry:
+          End(sessions_.Find(d->id), d->at, EventType::kSessionExpired);
           break;
-        case 3:
-          records_.ExpireDue(*lease_at);
+        case DeadlineKind::kLeaseExpiry:
+          records_.ExpireLease(d->id, d->at);
           break;
-        default:
-          return now;
       }
     }
+    return now;
   }
 
-  std::optional<Time> NextDeadline() const {
-    std::optional<Time> next;
-    if (!wait_deadlines_.empty()) next = wait_deadlines_.begin()->first;
-    if (!txn_deadlines_.empty()) {
-      const Time t = txn_deadlines_.begin()->first;
-      if (!next || t < *next) next = t;
-    }
-    if (Session* s = sessions_.EarliestExpiry()) {
-      if (!next || s->expires_at < *next) next = s->expires_at;
-    }
-    if (auto lease = records_.NextExpiry()) {
-      if (!next || *lease < *next) next = *lease;
-    }
-    return next;
-  }
+  std::optional<Time> NextDeadline() const { return deadlines_.Next(); }
 
   std::vector<FinishedWait> TakeFinishedWaits() {
     return std::exchange(finished_, {});
@@ -757,7 +730,7 @@ class Engine::Impl {
     Waiter* w = table_.Enqueue(r, s, req.owner, req.mode, d.target,
                                d.conversion, now, deadline, id);
     waits_.emplace(id, w);
-    if (deadline) wait_deadlines_.emplace(*deadline, id);
+    if (deadline) deadlines_.Add({*deadline, DeadlineKind::kWaitTimeout, id});
 
     // Results for this request decided while we resolve deadlocks are
     // answered inline rather than through TakeFinishedWaits().
@@ -858,7 +831,9 @@ class Engine::Impl {
 
   // Removes `w` from the queue and the indexes.
   void Forget(Waiter* w) {
-    if (w->deadline) wait_deadlines_.erase({*w->deadline, w->id});
+    if (w->deadline) {
+      deadlines_.Remove({*w->deadline, DeadlineKind::kWaitTimeout, w->id});
+    }
     waits_.erase(w->id);
     table_.Dequeue(w);
   }
@@ -994,7 +969,9 @@ class Engine::Impl {
     Event e = SessionEvent(how, now, s);
     e.transaction = s->transaction->id;
     const std::optional<Time> deadline = s->transaction->deadline;
-    if (deadline) txn_deadlines_.erase({*deadline, s->id});
+    if (deadline) {
+      deadlines_.Remove({*deadline, DeadlineKind::kTransactionLimit, s->id});
+    }
     const std::string deadline_ns = std::exchange(s->deadline_ns, {});
     s->deadline_limit = {};
     if (how == EventType::kTransactionExpired) {
@@ -1016,9 +993,12 @@ class Engine::Impl {
     TransactionInfo& t = *s->transaction;
     const Time deadline = t.started_at + limit->second;
     if (!t.deadline || deadline < *t.deadline) {
-      if (t.deadline) txn_deadlines_.erase({*t.deadline, s->id});
+      if (t.deadline) {
+        deadlines_.Remove(
+            {*t.deadline, DeadlineKind::kTransactionLimit, s->id});
+      }
       t.deadline = deadline;
-      txn_deadlines_.emplace(deadline, s->id);
+      deadlines_.Add({deadline, DeadlineKind::kTransactionLimit, s->id});
       s->deadline_ns = std::string(ns);
       s->deadline_limit = limit->second;
     }
@@ -1114,6 +1094,8 @@ class Engine::Impl {
 
   EventSink* events_;
   JournalBatch journal_;
+  // Before the tables that add to it, so that it outlives them.
+  DeadlineQueue deadlines_;
   engine::FenceSource fences_;
   engine::RecordTable records_;
   engine::OperationTable operations_;
@@ -1124,9 +1106,6 @@ class Engine::Impl {
   LockTable table_;
   DeadlockDetector detector_;
   std::unordered_map<WaitId, Waiter*> waits_;
-  std::set<std::pair<Time, WaitId>> wait_deadlines_;
-  // Open transactions bound to a namespace's max_transaction, by deadline.
-  std::set<std::pair<Time, SessionId>> txn_deadlines_;
   std::map<std::string, std::chrono::milliseconds, std::less<>>
       transaction_limits_;
   std::vector<FinishedWait> finished_;
