@@ -428,11 +428,20 @@ class Engine::Impl {
     if (Status st = MayRequest(s, req.key.ns, req.owner, now); !st.ok()) {
       return std::unexpected(st);
     }
-    WaitId id = 0;
-    std::optional<FinishedWait> done =
-        Lock(now, s, req.key, req.mode, req.owner, req.timeout.count() != 0,
-             DeadlineAfter(now, req.timeout), id);
+    Resource* r = table_.FindOrCreate(req.key);
+    const Decision d = Decide(r, s, req.owner, req.mode);
     AcquireOutcome out;
+    if (d.grantable) {  // the common case, without the detour through Decided
+      const Grant* g = GrantTo(r, s, req.owner, req.mode, now);
+      out.fence = g->fence;
+      out.held = g->mode;
+      out.count = g->count;
+      return out;
+    }
+    WaitId id = 0;
+    std::optional<Decided> done = WaitOrTimeOut(
+        now, s, r, req.owner, req.mode, d, req.timeout.count() != 0,
+        DeadlineAfter(now, req.timeout), id);
     if (!done) {
       out.wait = id;
       return out;
@@ -736,6 +745,15 @@ class Engine::Impl {
     LockMode target = LockMode::kNoLock;
   };
 
+  // What a lock request got: at once (Lock), or after its wait.
+  struct Decided {
+    AcquireResult result = AcquireResult::kGranted;
+    Fence fence = 0;                    // on a grant
+    LockMode held = LockMode::kNoLock;  // on a grant
+    std::uint32_t count = 0;            // on a grant
+    std::optional<DeadlockReport> deadlock;
+  };
+
   // An acquire-all call on its way, while one of its locks waits (see
   // Engine::AcquireAll).
   struct AllOrNothing {
@@ -820,27 +838,34 @@ class Engine::Impl {
     return Status::Ok();
   }
 
-  // One lock request past its checks: granted at once, refused at once
-  // with kTimeout (it may not wait, or `deadline` has passed), or parked
-  // until `deadline` (none: without limit) under wait id `id` (0: a new
-  // one, stored in `id`). Returns the decision, or nothing while it waits.
-  std::optional<FinishedWait> Lock(Time now, Session* s, const LockKey& key,
-                                   LockMode mode, LockOwner owner,
-                                   bool may_wait, std::optional<Time> deadline,
-                                   WaitId& id) {
+  // One lock request past its checks: granted at once, or as
+  // WaitOrTimeOut says. Returns the decision, or nothing while it waits.
+  std::optional<Decided> Lock(Time now, Session* s, const LockKey& key,
+                              LockMode mode, LockOwner owner, bool may_wait,
+                              std::optional<Time> deadline, WaitId& id) {
     Resource* r = table_.FindOrCreate(key);
     const Decision d = Decide(r, s, owner, mode);
-    FinishedWait done;
-    done.wait = id;
-    done.session = s->id;
-    if (d.grantable) {
-      const Grant* g = GrantTo(r, s, owner, mode, now);
-      done.result = AcquireResult::kGranted;
-      done.fence = g->fence;
-      done.held = g->mode;
-      done.count = g->count;
-      return done;
+    if (!d.grantable) {
+      return WaitOrTimeOut(now, s, r, owner, mode, d, may_wait, deadline, id);
     }
+    const Grant* g = GrantTo(r, s, owner, mode, now);
+    Decided done;
+    done.fence = g->fence;
+    done.held = g->mode;
+    done.count = g->count;
+    return done;
+  }
+
+  // A request that `d` says cannot be granted now: refused at once with
+  // kTimeout (it may not wait, or `deadline` has passed), or parked until
+  // `deadline` (none: without limit) under wait id `id` (0: a new one,
+  // stored in `id`). Returns the decision, or nothing while it waits.
+  std::optional<Decided> WaitOrTimeOut(Time now, Session* s, Resource* r,
+                                       LockOwner owner, LockMode mode,
+                                       const Decision& d, bool may_wait,
+                                       std::optional<Time> deadline,
+                                       WaitId& id) {
+    Decided done;
     if (!may_wait || (deadline && *deadline <= now)) {
       ++timeouts_;
       Event e = LockEvent(EventType::kLockTimeout, now, s, r, owner);
@@ -851,7 +876,14 @@ class Engine::Impl {
       return done;
     }
     if (id == 0) id = ++last_wait_id_;
-    return Park(now, s, r, owner, mode, d, deadline, id);
+    std::optional<FinishedWait> inline_done =
+        Park(now, s, r, owner, mode, d, deadline, id);
+    if (!inline_done) return std::nullopt;
+    return DecidedOf(std::move(*inline_done));
+  }
+
+  static Decided DecidedOf(FinishedWait&& w) {
+    return Decided{w.result, w.fence, w.held, w.count, std::move(w.deadlock)};
   }
 
   std::optional<FinishedWait> Park(Time now, Session* s, Resource* r,
@@ -906,7 +938,7 @@ class Engine::Impl {
         Undo(run, now);
         return true;
       }
-      std::optional<FinishedWait> done =
+      std::optional<Decided> done =
           Lock(now, s, key, mode, run.owner, run.may_wait, run.deadline, id);
       if (!done) return false;
       if (!Took(run, *done, now)) return true;
@@ -918,7 +950,7 @@ class Engine::Impl {
 
   // Records the decision on the call's next lock. A refusal undoes the call
   // and ends it: returns false.
-  bool Took(AllOrNothing& run, FinishedWait& done, Time now) {
+  bool Took(AllOrNothing& run, Decided& done, Time now) {
     const std::string& resource = run.locks[run.result.locks.size()].first;
     if (done.result == AcquireResult::kGranted ||
         done.result == AcquireResult::kGrantedAfterWait) {
@@ -955,7 +987,8 @@ class Engine::Impl {
       ready_runs_.pop_front();
       auto it = runs_.find(id);
       AllOrNothing& run = it->second;
-      FinishedWait step = *std::exchange(run.step, std::nullopt);
+      Decided step = DecidedOf(std::move(*run.step));
+      run.step.reset();
       WaitId same = id;
       if (Took(run, step, now) && !Continue(run, now, same)) continue;
       FinishedWait done;
