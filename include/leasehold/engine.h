@@ -3,7 +3,8 @@
 //
 // Contract:
 //  - Single-threaded: an Engine must be used by one thread at a time (the
-//    server puts it behind one strand). It has no internal locking.
+//    server's EngineService puts it behind one mutex). It has no internal
+//    locking.
 //  - No I/O and no clock: every command takes `now`. Before acting, a command
 //    first applies everything that was due at or before `now` (session
 //    expiries, wait timeouts), in deadline order. A `now` earlier than one
@@ -131,6 +132,54 @@ struct AcquireOutcome {
   std::optional<DeadlockReport> deadlock;
 };
 
+// Acquire-all: several locks in one call, taken in one canonical order,
+// all or nothing, within one timeout (docs/lock-manager.md, "Ordered
+// multi-lock").
+inline constexpr std::size_t kMaxLocksPerAcquireAll = 1000;
+
+struct WantedLock {
+  std::string_view resource;
+  LockMode mode = LockMode::kExclusive;
+};
+
+struct AcquireAllRequest {
+  SessionId session = 0;
+  std::string_view ns;
+  std::string_view principal = "public";
+  LockOwner owner = LockOwner::kTransaction;
+  // One budget for the whole call: kWaitForever, 0 (no lock waits) or n ms.
+  std::chrono::milliseconds timeout = kWaitForever;
+  std::vector<WantedLock> locks;  // in any order; each resource once
+};
+
+struct AcquiredLock {
+  std::string resource;
+  LockMode held = LockMode::kNoLock;  // the owner's mode after the grant
+  Fence fence = 0;
+  std::uint32_t count = 0;  // the owner's count after the grant
+};
+
+// How an acquire-all call ended.
+struct AcquireAllResult {
+  // kGranted, kGrantedAfterWait (some lock waited), or the refusal of the
+  // lock that was not granted (kTimeout, kCancelled, kDeadlock).
+  AcquireResult result = AcquireResult::kGranted;
+  std::vector<AcquiredLock> locks;  // on a grant: all, in canonical order
+  std::string refused;              // on a refusal: that lock's resource
+  std::size_t released = 0;         // on a refusal: the locks taken and let go
+  std::optional<DeadlockReport> deadlock;
+  // Not ok when a later lock's request failed (e.g. kTransactionExpired
+  // after a wait): the call then answers this error, holding nothing new.
+  Status error = Status::Ok();
+};
+
+struct AcquireAllOutcome {
+  // Set while a lock waits; the result then comes via TakeFinishedWaits
+  // (FinishedWait::all), and CancelWait(*wait) cancels the call.
+  std::optional<WaitId> wait;
+  AcquireAllResult result;  // when `wait` is empty
+};
+
 // The final result of a parked request.
 struct FinishedWait {
   WaitId wait = 0;
@@ -140,6 +189,9 @@ struct FinishedWait {
   LockMode held = LockMode::kNoLock;  // on kGrantedAfterWait
   std::uint32_t count = 0;            // on kGrantedAfterWait
   std::optional<DeadlockReport> deadlock;
+  // Set for an acquire-all call: its whole result (`result` and `deadlock`
+  // above are copies of its own).
+  std::optional<AcquireAllResult> all;
 };
 
 struct ReleaseRequest {
@@ -338,6 +390,19 @@ class Engine {
   // owner without a transaction), kBadTimeout (< -1), kBadMode (kNoLock or a
   // combined mode), kWaitPending (the session already waits), name errors.
   Result<AcquireOutcome> Acquire(Time now, const AcquireRequest& request);
+  // Takes request.locks sorted bytewise by resource, one after another, each
+  // as Acquire would (the same owner, principal and session), under one
+  // deadline: now + timeout. A lock that must wait parks the call; the call
+  // keeps one WaitId however many of its locks wait. All or nothing: when a
+  // lock is refused (timeout, cancel, deadlock), or its request fails, the
+  // locks the call was granted are released, newest first, one reference
+  // each (a re-acquisition is counted, so the undo drops just that).
+  // Refused before anything changes, with kBadRequest: no locks, more than
+  // kMaxLocksPerAcquireAll, a resource listed twice, a lock the session
+  // holds in a weaker mode (a release cannot convert it back); and the
+  // errors of Acquire.
+  Result<AcquireAllOutcome> AcquireAll(Time now,
+                                       const AcquireAllRequest& request);
   // Drops one reference. kNotHeld when the owner holds nothing there;
   // kNoTransaction for owner Transaction outside a transaction (as
   // sp_releaseapplock); kWaitPending when the session is waiting to convert

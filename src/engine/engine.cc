@@ -3,12 +3,14 @@
 #include "leasehold/engine.h"
 
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
 #include <variant>
 
+#include "engine/deadline_queue.h"
 #include "engine/deadlock_detector.h"
 #include "engine/fence_source.h"
 #include "engine/lock_table.h"
@@ -21,6 +23,8 @@ namespace leasehold {
 
 using engine::ConflictsWithAny;
 using engine::CycleEdge;
+using engine::DeadlineKind;
+using engine::DeadlineQueue;
 using engine::DeadlockDetector;
 using engine::Grant;
 using engine::LockTable;
@@ -48,6 +52,24 @@ constexpr std::chrono::milliseconds kLongestTimedWait = std::chrono::years(100);
 bool IsRequestable(LockMode m) {
   return m != LockMode::kNoLock && m != LockMode::kSharedIntentExclusive &&
          m != LockMode::kUpdateIntentExclusive;
+}
+
+Status BadTimeout() {
+  return Status(StatusCode::kBadTimeout,
+                "timeout_ms must be -1 (wait without limit), 0 (do not "
+                "wait) or a positive number of milliseconds");
+}
+
+Status BadMode() {
+  return Status(StatusCode::kBadMode,
+                "mode must be Shared, Update, IntentShared, "
+                "IntentExclusive or Exclusive");
+}
+
+// When a wait of `timeout` from `now` ends; none for kWaitForever and 0.
+std::optional<Time> DeadlineAfter(Time now, std::chrono::milliseconds timeout) {
+  if (timeout <= std::chrono::milliseconds::zero()) return std::nullopt;
+  return now + std::min(timeout, kLongestTimedWait);
 }
 
 Status SessionNotFound(SessionId id) {
@@ -89,10 +111,11 @@ class Engine::Impl {
   explicit Impl(EngineOptions options)
       : events_(options.events),
         fences_(options.fence_floor, &journal_),
-        records_(options.max_body_bytes, &fences_, &journal_, options.events),
+        records_(options.max_body_bytes, &fences_, &journal_, options.events,
+                 &deadlines_),
         operations_(options.max_body_bytes, &journal_, options.events),
         outbox_(options.max_body_bytes, &journal_, options.events),
-        sessions_(options.session_id_base),
+        sessions_(options.session_id_base, &deadlines_),
         staging_limits_{options.max_staged_writes, options.max_staged_bytes} {}
 
   ~Impl() {
@@ -146,6 +169,7 @@ class Engine::Impl {
 
   Status EndSession(Time now, SessionId id) {
     now = AdvanceTo(now);
+    const SettleOnReturn settle(this);
     Session* s = sessions_.Find(id);
     if (s == nullptr) return SessionNotFound(id);
     End(s, now, EventType::kSessionClosed);
@@ -207,6 +231,7 @@ class Engine::Impl {
 
   Result<CommitOutcome> Commit(Time now, SessionId id) {
     now = AdvanceTo(now);
+    const SettleOnReturn settle(this);
     Session* s = sessions_.Find(id);
     if (s == nullptr) return std::unexpected(SessionNotFound(id));
     if (!s->transaction) return std::unexpected(NoTransaction(s));
@@ -238,6 +263,7 @@ class Engine::Impl {
 
   Status Rollback(Time now, SessionId id) {
     now = AdvanceTo(now);
+    const SettleOnReturn settle(this);
     Session* s = sessions_.Find(id);
     if (s == nullptr) return SessionNotFound(id);
     if (!s->transaction) return NoTransaction(s);
@@ -275,6 +301,7 @@ class Engine::Impl {
 
   Result<StageOutcome> Stage(Time now, SessionId id, StagedRecordWrite w) {
     now = AdvanceTo(now);
+    const SettleOnReturn settle(this);
     auto s = StagingSession(id, StagedWriteKindName(w.kind));
     if (!s) return std::unexpected(s.error());
     if (Status st = BindTransaction(*s, w.ns, now); !st.ok()) {
@@ -296,6 +323,7 @@ class Engine::Impl {
   Result<OperationStatus> BeginOperation(Time now, SessionId id,
                                          OperationKey key) {
     now = AdvanceTo(now);
+    const SettleOnReturn settle(this);
     Session* s = sessions_.Find(id);
     if (s == nullptr) return std::unexpected(SessionNotFound(id));
     if (!s->transaction) {
@@ -312,6 +340,7 @@ class Engine::Impl {
                                          OperationKey key,
                                          std::string_view outcome) {
     now = AdvanceTo(now);
+    const SettleOnReturn settle(this);
     auto s = StagingSession(id, "operation's completion");
     if (!s) return std::unexpected(s.error());
     if (Status st = BindTransaction(*s, key.ns, now); !st.ok()) {
@@ -337,6 +366,7 @@ class Engine::Impl {
 
   Result<EnqueueOutcome> Enqueue(Time now, const EnqueueRequest& r) {
     now = AdvanceTo(now);
+    const SettleOnReturn settle(this);
     Session* s = nullptr;
     if (r.session) {
       auto found = StagingSession(*r.session, "enqueue");
@@ -389,60 +419,110 @@ class Engine::Impl {
 
   Result<AcquireOutcome> Acquire(Time now, const AcquireRequest& req) {
     now = AdvanceTo(now);
+    const SettleOnReturn settle(this);
     Session* s = sessions_.Find(req.session);
     if (s == nullptr) return std::unexpected(SessionNotFound(req.session));
-    if (req.timeout < kWaitForever) {
-      return Error(StatusCode::kBadTimeout,
-                   "timeout_ms must be -1 (wait without limit), 0 (do not "
-                   "wait) or a positive number of milliseconds");
-    }
-    if (!IsRequestable(req.mode)) {
-      return Error(StatusCode::kBadMode,
-                   "mode must be Shared, Update, IntentShared, "
-                   "IntentExclusive or Exclusive");
-    }
+    if (req.timeout < kWaitForever) return std::unexpected(BadTimeout());
+    if (!IsRequestable(req.mode)) return std::unexpected(BadMode());
     if (Status st = ValidateKey(req.key); !st.ok()) return std::unexpected(st);
-    if (req.owner == LockOwner::kTransaction && !s->transaction) {
-      return std::unexpected(NoTransaction(s));
-    }
-    if (s->waiting != nullptr) {
-      return Error(StatusCode::kWaitPending,
-                   "session " + std::to_string(s->id) +
-                       " is already waiting for a lock; one request at a "
-                       "time per session (cancel it, or use another session)");
-    }
-
-    if (req.owner == LockOwner::kTransaction) {
-      if (Status st = BindTransaction(s, req.key.ns, now); !st.ok()) {
-        return std::unexpected(st);
-      }
+    if (Status st = MayRequest(s, req.key.ns, req.owner, now); !st.ok()) {
+      return std::unexpected(st);
     }
     Resource* r = table_.FindOrCreate(req.key);
     const Decision d = Decide(r, s, req.owner, req.mode);
-    if (d.grantable) {
-      Grant* g = GrantTo(r, s, req.owner, req.mode, now);
-      AcquireOutcome out;
-      out.result = AcquireResult::kGranted;
+    AcquireOutcome out;
+    if (d.grantable) {  // the common case, without the detour through Decided
+      const Grant* g = GrantTo(r, s, req.owner, req.mode, now);
       out.fence = g->fence;
       out.held = g->mode;
       out.count = g->count;
       return out;
     }
-    if (req.timeout.count() == 0) {
-      ++timeouts_;
-      Event e = LockEvent(EventType::kLockTimeout, now, s, r, req.owner);
-      e.mode = req.mode;
-      Emit(e);
-      table_.EraseIfIdle(r);
-      AcquireOutcome out;
-      out.result = AcquireResult::kTimeout;
+    WaitId id = 0;
+    std::optional<Decided> done = WaitOrTimeOut(
+        now, s, r, req.owner, req.mode, d, req.timeout.count() != 0,
+        DeadlineAfter(now, req.timeout), id);
+    if (!done) {
+      out.wait = id;
       return out;
     }
-    return Park(now, s, r, req, d);
+    out.result = done->result;
+    out.fence = done->fence;
+    out.held = done->held;
+    out.count = done->count;
+    out.deadlock = std::move(done->deadlock);
+    return out;
+  }
+
+  Result<AcquireAllOutcome> AcquireAll(Time now, const AcquireAllRequest& req) {
+    now = AdvanceTo(now);
+    const SettleOnReturn settle(this);
+    if (req.locks.empty()) {
+      return Error(StatusCode::kBadRequest, "locks must not be empty");
+    }
+    if (req.locks.size() > kMaxLocksPerAcquireAll) {
+      return Error(StatusCode::kBadRequest,
+                   "at most " + std::to_string(kMaxLocksPerAcquireAll) +
+                       " locks per call; got " +
+                       std::to_string(req.locks.size()));
+    }
+    AllOrNothing run;
+    run.session = req.session;
+    run.ns = req.ns;
+    run.principal = req.principal;
+    run.owner = req.owner;
+    for (const WantedLock& w : req.locks) {
+      run.locks.emplace_back(std::string(w.resource), w.mode);
+    }
+    // std::string orders by unsigned bytes: the canonical order.
+    std::ranges::sort(run.locks, {}, &std::pair<std::string, LockMode>::first);
+    for (std::size_t i = 1; i < run.locks.size(); ++i) {
+      if (run.locks[i].first == run.locks[i - 1].first) {
+        return Error(StatusCode::kBadRequest,
+                     "resource \"" + run.locks[i].first +
+                         "\" is listed twice; list it once with the mode you "
+                         "need");
+      }
+    }
+    Session* s = sessions_.Find(req.session);
+    if (s == nullptr) return std::unexpected(SessionNotFound(req.session));
+    if (req.timeout < kWaitForever) return std::unexpected(BadTimeout());
+    for (const auto& [resource, mode] : run.locks) {
+      if (!IsRequestable(mode)) return std::unexpected(BadMode());
+      const LockKey key{req.ns, req.principal, resource};
+      if (Status st = ValidateKey(key); !st.ok()) return std::unexpected(st);
+      // A release drops a reference; it cannot convert back, so a failure
+      // could not undo a conversion.
+      Resource* r = table_.Find(key);
+      const Grant* g =
+          r != nullptr ? table_.FindGrant(r, s, req.owner) : nullptr;
+      if (g != nullptr && Combine(g->mode, mode) != g->mode) {
+        return Error(StatusCode::kBadRequest,
+                     "session " + std::to_string(s->id) + " holds \"" +
+                         resource + "\" as " +
+                         std::string(LockModeName(g->mode)) +
+                         "; acquire-all does not convert locks (a failure "
+                         "could not undo it): ask for it with acquire");
+      }
+    }
+    run.may_wait = req.timeout.count() != 0;
+    run.deadline = DeadlineAfter(now, req.timeout);
+    WaitId id = 0;
+    if (!Continue(run, now, id)) {
+      runs_.emplace(id, std::move(run));
+      AcquireAllOutcome out;
+      out.wait = id;
+      return out;
+    }
+    if (!run.result.error.ok()) return std::unexpected(run.result.error);
+    AcquireAllOutcome out;
+    out.result = std::move(run.result);
+    return out;
   }
 
   Status Release(Time now, const ReleaseRequest& req) {
     now = AdvanceTo(now);
+    const SettleOnReturn settle(this);
     Session* s = sessions_.Find(req.session);
     if (s == nullptr) return SessionNotFound(req.session);
     if (Status st = ValidateKey(req.key); !st.ok()) return st;
@@ -483,11 +563,7 @@ class Engine::Impl {
     AdvanceTo(now);
     Session* s = sessions_.Find(id);
     if (s == nullptr) return std::unexpected(SessionNotFound(id));
-    if (!IsRequestable(mode)) {
-      return Error(StatusCode::kBadMode,
-                   "mode must be Shared, Update, IntentShared, "
-                   "IntentExclusive or Exclusive");
-    }
+    if (!IsRequestable(mode)) return std::unexpected(BadMode());
     if (Status st = ValidateKey(key); !st.ok()) return std::unexpected(st);
     if (owner == LockOwner::kTransaction && !s->transaction) {
       return std::unexpected(NoTransaction(s));
@@ -499,6 +575,7 @@ class Engine::Impl {
 
   Result<bool> Cancel(Time now, SessionId id) {
     now = AdvanceTo(now);
+    const SettleOnReturn settle(this);
     Session* s = sessions_.Find(id);
     if (s == nullptr) return std::unexpected(SessionNotFound(id));
     if (s->waiting == nullptr) return false;
@@ -508,6 +585,7 @@ class Engine::Impl {
 
   bool CancelWait(Time now, WaitId id) {
     now = AdvanceTo(now);
+    const SettleOnReturn settle(this);
     auto it = waits_.find(id);
     if (it == waits_.end()) return false;
     AbortWait(it->second, AcquireResult::kCancelled, now, nullptr);
@@ -607,61 +685,31 @@ class Engine::Impl {
     started_ = true;
     now = std::max(now, last_now_);
     last_now_ = now;
-    // Apply what fell due in deadline order; at equal instants wait
-    // timeouts first, then transactions running out of time, then session
-    // expiries, then leases running out.
-    while (true) {
-      std::optional<Time> wait_at, txn_at, session_at,
-          lease_at = records_.NextExpiry();
-      if (!wait_deadlines_.empty()) wait_at = wait_deadlines_.begin()->first;
-      if (!txn_deadlines_.empty()) txn_at = txn_deadlines_.begin()->first;
-      Session* expiring = sessions_.EarliestExpiryBy(now);
-      if (expiring != nullptr) session_at = expiring->expires_at;
-      const std::optional<Time>* in_order[] = {&wait_at, &txn_at, &session_at,
-                                               &lease_at};
-      int first = -1;
-      for (int i = 0; i < 4; ++i) {
-        const std::optional<Time>& t = *in_order[i];
-        if (t && *t <= now && (first < 0 || *t < **in_order[first])) first = i;
-      }
-      switch (first) {
-        case 0: {
-          const WaitId id = wait_deadlines_.begin()->second;
+    // Each deadline is taken from the queue before it applies, so what it
+    // does may add or remove others (a timeout lets a waiter in; an expiry
+    // ends a transaction) and the loop sees the queue as it then is.
+    while (const std::optional<engine::Deadline> d = deadlines_.PopDueBy(now)) {
+      switch (d->kind) {
+        case DeadlineKind::kWaitTimeout:
           ++timeouts_;
-          AbortWait(waits_.at(id), AcquireResult::kTimeout, *wait_at, nullptr);
+          AbortWait(waits_.at(d->id), AcquireResult::kTimeout, d->at, nullptr);
           break;
-        }
-        case 1:
-          ExpireTransaction(sessions_.Find(txn_deadlines_.begin()->second),
-                            *txn_at);
+        case DeadlineKind::kTransactionLimit:
+          ExpireTransaction(sessions_.Find(d->id), d->at);
           break;
-        case 2:
-          End(expiring, *session_at, EventType::kSessionExpired);
+        case DeadlineKind::kSessionExpiry:
+          End(sessions_.Find(d->id), d->at, EventType::kSessionExpired);
           break;
-        case 3:
-          records_.ExpireDue(*lease_at);
+        case DeadlineKind::kLeaseExpiry:
+          records_.ExpireLease(d->id, d->at);
           break;
-        default:
-          return now;
       }
+      SettleRuns(d->at);
     }
+    return now;
   }
 
-  std::optional<Time> NextDeadline() const {
-    std::optional<Time> next;
-    if (!wait_deadlines_.empty()) next = wait_deadlines_.begin()->first;
-    if (!txn_deadlines_.empty()) {
-      const Time t = txn_deadlines_.begin()->first;
-      if (!next || t < *next) next = t;
-    }
-    if (Session* s = sessions_.EarliestExpiry()) {
-      if (!next || s->expires_at < *next) next = s->expires_at;
-    }
-    if (auto lease = records_.NextExpiry()) {
-      if (!next || *lease < *next) next = *lease;
-    }
-    return next;
-  }
+  std::optional<Time> NextDeadline() const { return deadlines_.Next(); }
 
   std::vector<FinishedWait> TakeFinishedWaits() {
     return std::exchange(finished_, {});
@@ -695,6 +743,31 @@ class Engine::Impl {
     bool grantable = false;
     bool conversion = false;  // the session already holds the resource
     LockMode target = LockMode::kNoLock;
+  };
+
+  // What a lock request got: at once (Lock), or after its wait.
+  struct Decided {
+    AcquireResult result = AcquireResult::kGranted;
+    Fence fence = 0;                    // on a grant
+    LockMode held = LockMode::kNoLock;  // on a grant
+    std::uint32_t count = 0;            // on a grant
+    std::optional<DeadlockReport> deadlock;
+  };
+
+  // An acquire-all call on its way, while one of its locks waits (see
+  // Engine::AcquireAll).
+  struct AllOrNothing {
+    SessionId session = 0;
+    std::string ns;
+    std::string principal;
+    LockOwner owner = LockOwner::kTransaction;
+    std::vector<std::pair<std::string, LockMode>> locks;  // canonical order
+    bool may_wait = true;
+    std::optional<Time> deadline;  // of the whole call
+    bool waited = false;
+    AcquireAllResult result;  // result.locks: those granted so far
+    // The decision on the waiting lock, until SettleRuns takes it.
+    std::optional<FinishedWait> step;
   };
 
   Status ValidateKey(const LockKey& key) const {
@@ -747,17 +820,80 @@ class Engine::Impl {
     return g;
   }
 
-  Result<AcquireOutcome> Park(Time now, Session* s, Resource* r,
-                              const AcquireRequest& req, const Decision& d) {
-    std::optional<Time> deadline;
-    if (req.timeout > std::chrono::milliseconds::zero()) {
-      deadline = now + std::min(req.timeout, kLongestTimedWait);
+  // Whether `s` may ask for a lock as `owner` in `ns` now. May roll back a
+  // transaction past its namespace's longest open time (BindTransaction).
+  Status MayRequest(Session* s, std::string_view ns, LockOwner owner,
+                    Time now) {
+    if (owner == LockOwner::kTransaction && !s->transaction) {
+      return NoTransaction(s);
     }
-    const WaitId id = ++last_wait_id_;
-    Waiter* w = table_.Enqueue(r, s, req.owner, req.mode, d.target,
-                               d.conversion, now, deadline, id);
+    if (s->waiting != nullptr) {
+      return Status(StatusCode::kWaitPending,
+                    "session " + std::to_string(s->id) +
+                        " is already waiting for a lock; one request at a "
+                        "time per session (cancel it, or use another "
+                        "session)");
+    }
+    if (owner == LockOwner::kTransaction) return BindTransaction(s, ns, now);
+    return Status::Ok();
+  }
+
+  // One lock request past its checks: granted at once, or as
+  // WaitOrTimeOut says. Returns the decision, or nothing while it waits.
+  std::optional<Decided> Lock(Time now, Session* s, const LockKey& key,
+                              LockMode mode, LockOwner owner, bool may_wait,
+                              std::optional<Time> deadline, WaitId& id) {
+    Resource* r = table_.FindOrCreate(key);
+    const Decision d = Decide(r, s, owner, mode);
+    if (!d.grantable) {
+      return WaitOrTimeOut(now, s, r, owner, mode, d, may_wait, deadline, id);
+    }
+    const Grant* g = GrantTo(r, s, owner, mode, now);
+    Decided done;
+    done.fence = g->fence;
+    done.held = g->mode;
+    done.count = g->count;
+    return done;
+  }
+
+  // A request that `d` says cannot be granted now: refused at once with
+  // kTimeout (it may not wait, or `deadline` has passed), or parked until
+  // `deadline` (none: without limit) under wait id `id` (0: a new one,
+  // stored in `id`). Returns the decision, or nothing while it waits.
+  std::optional<Decided> WaitOrTimeOut(Time now, Session* s, Resource* r,
+                                       LockOwner owner, LockMode mode,
+                                       const Decision& d, bool may_wait,
+                                       std::optional<Time> deadline,
+                                       WaitId& id) {
+    Decided done;
+    if (!may_wait || (deadline && *deadline <= now)) {
+      ++timeouts_;
+      Event e = LockEvent(EventType::kLockTimeout, now, s, r, owner);
+      e.mode = mode;
+      Emit(e);
+      table_.EraseIfIdle(r);
+      done.result = AcquireResult::kTimeout;
+      return done;
+    }
+    if (id == 0) id = ++last_wait_id_;
+    std::optional<FinishedWait> inline_done =
+        Park(now, s, r, owner, mode, d, deadline, id);
+    if (!inline_done) return std::nullopt;
+    return DecidedOf(std::move(*inline_done));
+  }
+
+  static Decided DecidedOf(FinishedWait&& w) {
+    return Decided{w.result, w.fence, w.held, w.count, std::move(w.deadlock)};
+  }
+
+  std::optional<FinishedWait> Park(Time now, Session* s, Resource* r,
+                                   LockOwner owner, LockMode mode,
+                                   const Decision& d,
+                                   std::optional<Time> deadline, WaitId id) {
+    Waiter* w = table_.Enqueue(r, s, owner, mode, d.target, d.conversion, now,
+                               deadline, id);
     waits_.emplace(id, w);
-    if (deadline) wait_deadlines_.emplace(*deadline, id);
+    if (deadline) deadlines_.Add({*deadline, DeadlineKind::kWaitTimeout, id});
 
     // Results for this request decided while we resolve deadlocks are
     // answered inline rather than through TakeFinishedWaits().
@@ -777,21 +913,107 @@ class Engine::Impl {
       AbortWait(victim->waiting, AcquireResult::kDeadlock, now, &report);
     }
     inline_wait_ = 0;
-    if (inline_result_) {
-      AcquireOutcome out;
-      out.result = inline_result_->result;
-      out.fence = inline_result_->fence;
-      out.held = inline_result_->held;
-      out.count = inline_result_->count;
-      out.deadlock = std::move(inline_result_->deadlock);
-      inline_result_.reset();
-      return out;
-    }
+    if (inline_result_) return std::exchange(inline_result_, std::nullopt);
     if (!announced) Announce(w, now);
-    AcquireOutcome out;
-    out.wait = id;
-    return out;
+    return std::nullopt;
   }
+
+  // --- Acquire-all
+  // ------------------------------------------------------------
+
+  // Takes the call's locks from the next one on until one waits (false) or
+  // the call ends (true; run.result is then final).
+  bool Continue(AllOrNothing& run, Time now, WaitId& id) {
+    while (run.result.locks.size() < run.locks.size()) {
+      Session* s = sessions_.Find(run.session);
+      if (s == nullptr) {
+        run.result.error = SessionNotFound(run.session);
+        Undo(run, now);
+        return true;
+      }
+      const auto& [resource, mode] = run.locks[run.result.locks.size()];
+      const LockKey key{run.ns, run.principal, resource};
+      if (Status st = MayRequest(s, key.ns, run.owner, now); !st.ok()) {
+        run.result.error = st;
+        Undo(run, now);
+        return true;
+      }
+      std::optional<Decided> done =
+          Lock(now, s, key, mode, run.owner, run.may_wait, run.deadline, id);
+      if (!done) return false;
+      if (!Took(run, *done, now)) return true;
+    }
+    run.result.result =
+        run.waited ? AcquireResult::kGrantedAfterWait : AcquireResult::kGranted;
+    return true;
+  }
+
+  // Records the decision on the call's next lock. A refusal undoes the call
+  // and ends it: returns false.
+  bool Took(AllOrNothing& run, Decided& done, Time now) {
+    const std::string& resource = run.locks[run.result.locks.size()].first;
+    if (done.result == AcquireResult::kGranted ||
+        done.result == AcquireResult::kGrantedAfterWait) {
+      run.waited =
+          run.waited || done.result == AcquireResult::kGrantedAfterWait;
+      run.result.locks.push_back({resource, done.held, done.fence, done.count});
+      return true;
+    }
+    run.result.result = done.result;
+    run.result.refused = resource;
+    run.result.released = run.result.locks.size();
+    run.result.deadlock = std::move(done.deadlock);
+    Undo(run, now);
+    return false;
+  }
+
+  // Drops, newest first, the reference the call took on each lock. One that
+  // is gone already (the session or its transaction ended) stays gone.
+  void Undo(AllOrNothing& run, Time now) {
+    Session* s = sessions_.Find(run.session);
+    for (auto it = run.result.locks.rbegin();
+         s != nullptr && it != run.result.locks.rend(); ++it) {
+      Resource* r = table_.Find({run.ns, run.principal, it->resource});
+      Grant* g = r != nullptr ? table_.FindGrant(r, s, run.owner) : nullptr;
+      if (g != nullptr) DropReference(g, now);
+    }
+    run.result.locks.clear();
+  }
+
+  // Carries on the calls whose waiting lock was decided (see Deliver).
+  void SettleRuns(Time now) {
+    while (!ready_runs_.empty()) {
+      const WaitId id = ready_runs_.front();
+      ready_runs_.pop_front();
+      auto it = runs_.find(id);
+      AllOrNothing& run = it->second;
+      Decided step = DecidedOf(std::move(*run.step));
+      run.step.reset();
+      WaitId same = id;
+      if (Took(run, step, now) && !Continue(run, now, same)) continue;
+      FinishedWait done;
+      done.wait = id;
+      done.session = run.session;
+      done.result = run.result.result;
+      done.deadlock = run.result.deadlock;
+      done.all = std::move(run.result);
+      runs_.erase(it);
+      finished_.push_back(std::move(done));
+    }
+  }
+
+  // Ends a command: it may have decided the waiting lock of acquire-all
+  // calls, which go on at the command's instant.
+  class SettleOnReturn {
+   public:
+    explicit SettleOnReturn(Impl* impl) : impl_(impl) {}
+    SettleOnReturn(const SettleOnReturn&) = delete;
+    SettleOnReturn& operator=(const SettleOnReturn&) = delete;
+    ~SettleOnReturn() { impl_->SettleRuns(impl_->last_now_); }
+
+   private:
+    Impl* impl_;
+  };
 
   void Announce(const Waiter* w, Time now) {
     Event e = LockEvent(EventType::kLockWaiting, now, w->session, w->resource,
@@ -858,14 +1080,23 @@ class Engine::Impl {
 
   // Removes `w` from the queue and the indexes.
   void Forget(Waiter* w) {
-    if (w->deadline) wait_deadlines_.erase({*w->deadline, w->id});
+    if (w->deadline) {
+      deadlines_.Remove({*w->deadline, DeadlineKind::kWaitTimeout, w->id});
+    }
     waits_.erase(w->id);
     table_.Dequeue(w);
   }
 
+  // Hands a parked request's decision on: inline to the command that parked
+  // it, to the acquire-all call it belongs to (which goes on once the
+  // command that decided it is done: see SettleRuns), or to
+  // TakeFinishedWaits.
   void Deliver(FinishedWait done) {
     if (done.wait == inline_wait_) {
       inline_result_ = std::move(done);
+    } else if (auto run = runs_.find(done.wait); run != runs_.end()) {
+      ready_runs_.push_back(done.wait);
+      run->second.step = std::move(done);
     } else {
       finished_.push_back(std::move(done));
     }
@@ -994,7 +1225,9 @@ class Engine::Impl {
     Event e = SessionEvent(how, now, s);
     e.transaction = s->transaction->id;
     const std::optional<Time> deadline = s->transaction->deadline;
-    if (deadline) txn_deadlines_.erase({*deadline, s->id});
+    if (deadline) {
+      deadlines_.Remove({*deadline, DeadlineKind::kTransactionLimit, s->id});
+    }
     const std::string deadline_ns = std::exchange(s->deadline_ns, {});
     s->deadline_limit = {};
     if (how == EventType::kTransactionExpired) {
@@ -1016,9 +1249,12 @@ class Engine::Impl {
     TransactionInfo& t = *s->transaction;
     const Time deadline = t.started_at + limit->second;
     if (!t.deadline || deadline < *t.deadline) {
-      if (t.deadline) txn_deadlines_.erase({*t.deadline, s->id});
+      if (t.deadline) {
+        deadlines_.Remove(
+            {*t.deadline, DeadlineKind::kTransactionLimit, s->id});
+      }
       t.deadline = deadline;
-      txn_deadlines_.emplace(deadline, s->id);
+      deadlines_.Add({deadline, DeadlineKind::kTransactionLimit, s->id});
       s->deadline_ns = std::string(ns);
       s->deadline_limit = limit->second;
     }
@@ -1114,6 +1350,8 @@ class Engine::Impl {
 
   EventSink* events_;
   JournalBatch journal_;
+  // Before the tables that add to it, so that it outlives them.
+  DeadlineQueue deadlines_;
   engine::FenceSource fences_;
   engine::RecordTable records_;
   engine::OperationTable operations_;
@@ -1124,12 +1362,13 @@ class Engine::Impl {
   LockTable table_;
   DeadlockDetector detector_;
   std::unordered_map<WaitId, Waiter*> waits_;
-  std::set<std::pair<Time, WaitId>> wait_deadlines_;
-  // Open transactions bound to a namespace's max_transaction, by deadline.
-  std::set<std::pair<Time, SessionId>> txn_deadlines_;
   std::map<std::string, std::chrono::milliseconds, std::less<>>
       transaction_limits_;
   std::vector<FinishedWait> finished_;
+  // Acquire-all calls with a waiting lock, by the call's wait id, and those
+  // whose lock was decided, to carry on.
+  std::unordered_map<WaitId, AllOrNothing> runs_;
+  std::deque<WaitId> ready_runs_;
   WaitId last_wait_id_ = 0;
   WaitId inline_wait_ = 0;
   std::optional<FinishedWait> inline_result_;
@@ -1177,6 +1416,10 @@ Status Engine::Rollback(Time now, SessionId s) {
 }
 Result<AcquireOutcome> Engine::Acquire(Time now, const AcquireRequest& r) {
   return impl_->Acquire(now, r);
+}
+Result<AcquireAllOutcome> Engine::AcquireAll(Time now,
+                                             const AcquireAllRequest& r) {
+  return impl_->AcquireAll(now, r);
 }
 Status Engine::Release(Time now, const ReleaseRequest& r) {
   return impl_->Release(now, r);

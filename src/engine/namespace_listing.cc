@@ -21,9 +21,9 @@ void RecordTable::CountByNamespace(
   for (const auto& [name, ns] : namespaces_) {
     if (!ns.keys.empty()) Entry(out, name).keys += ns.keys.size();
   }
-  // expiries_ holds exactly the leases not yet reported as expired.
-  for (const auto& [at, ns, key] : expiries_)
-    ++Entry(out, *ns).active_checkouts;
+  // leases_ holds exactly the leases not yet reported as expired.
+  for (const auto& [id, lease] : leases_)
+    ++Entry(out, *lease.ns).active_checkouts;
 }
 
 void OutboxTable::ListTopics(

@@ -442,32 +442,36 @@ Status RecordTable::RestoreKey(Time now, KeyRow&& row) {
   k.locked_by = std::move(row.locked_by);
   k.token = std::move(row.token);
   k.fence = row.fence;
-  k.expires = row.lock_expires_at;
-  if (k.expires && now < *k.expires) {
-    expiries_.emplace(*k.expires, f.ns_name, &it->first);
+  if (row.lock_expires_at && now < *row.lock_expires_at) {
+    SetLease(*f.ns_name, it->first, k, row.lock_expires_at);
+  } else {
+    k.expires = row.lock_expires_at;  // ran out while the server was down
   }
   return Status::Ok();
 }
 
-void RecordTable::ExpireDue(Time now) {
-  while (!expiries_.empty() && std::get<0>(*expiries_.begin()) <= now) {
-    const auto [at, ns, key] = *expiries_.begin();
-    expiries_.erase(expiries_.begin());
-    const KeyState& k = namespaces_.find(*ns)->second.keys.find(*key)->second;
-    Emit(EventType::kCheckoutExpired, at, *ns, *key, k);
-  }
-}
-
-std::optional<Time> RecordTable::NextExpiry() const {
-  if (expiries_.empty()) return std::nullopt;
-  return std::get<0>(*expiries_.begin());
+void RecordTable::ExpireLease(std::uint64_t lease, Time at) {
+  const auto found = leases_.find(lease);
+  const LeaseRef ref = found->second;
+  leases_.erase(found);
+  KeyState& k = namespaces_.find(*ref.ns)->second.keys.find(*ref.key)->second;
+  k.lease_id = 0;  // k.expires stays: the lease is known, and over
+  Emit(EventType::kCheckoutExpired, at, *ref.ns, *ref.key, k);
 }
 
 void RecordTable::SetLease(const std::string& ns, const std::string& key,
                            KeyState& k, std::optional<Time> expires) {
-  if (k.expires) expiries_.erase(Expiry{*k.expires, &ns, &key});
+  if (k.lease_id != 0) {
+    deadlines_->Remove({*k.expires, DeadlineKind::kLeaseExpiry, k.lease_id});
+    leases_.erase(k.lease_id);
+    k.lease_id = 0;
+  }
   k.expires = expires;
-  if (k.expires) expiries_.emplace(*k.expires, &ns, &key);
+  if (k.expires) {
+    k.lease_id = ++last_lease_id_;
+    leases_.emplace(k.lease_id, LeaseRef{&ns, &key});
+    deadlines_->Add({*k.expires, DeadlineKind::kLeaseExpiry, k.lease_id});
+  }
 }
 
 void RecordTable::ClearLease(Namespace& ns, const std::string& ns_name,

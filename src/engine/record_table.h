@@ -7,10 +7,10 @@
 #include <functional>
 #include <map>
 #include <optional>
-#include <set>
 #include <string>
-#include <tuple>
+#include <unordered_map>
 
+#include "engine/deadline_queue.h"
 #include "engine/fence_source.h"
 #include "engine/staged_writes.h"
 #include "leasehold/engine.h"
@@ -19,12 +19,15 @@ namespace leasehold::engine {
 
 class RecordTable {
  public:
+  // Each unexpired lease has a kLeaseExpiry deadline in `deadlines`.
   RecordTable(std::size_t max_body_bytes, FenceSource* fences,
-              JournalBatch* journal, EventSink* events)
+              JournalBatch* journal, EventSink* events,
+              DeadlineQueue* deadlines)
       : max_body_bytes_(max_body_bytes),
         fences_(fences),
         journal_(journal),
-        events_(events) {}
+        events_(events),
+        deadlines_(deadlines) {}
 
   void SetNamespaceOptions(std::string_view ns, NamespaceOptions options);
   Result<std::uint64_t> Insert(Time now, RecordKey key, std::string_view body);
@@ -77,17 +80,17 @@ class RecordTable {
   // without searching.
   Status RestoreKey(Time now, KeyRow&& row);
 
-  // Reports leases that ran out at or before `now` (checkout.expired).
-  void ExpireDue(Time now);
-  std::optional<Time> NextExpiry() const;
+  // Reports that lease `lease` ran out at `at` (checkout.expired): its
+  // kLeaseExpiry deadline, already taken from the queue.
+  void ExpireLease(std::uint64_t lease, Time at);
 
   // Adds each namespace's key count and unexpired leases to `out` (the
-  // leases as of the last ExpireDue). In namespace_listing.cc.
+  // leases not yet reported as expired). In namespace_listing.cc.
   void CountByNamespace(
       std::map<std::string, NamespaceInfo, std::less<>>& out) const;
 
   std::size_t key_count() const { return key_count_; }
-  std::size_t active_leases() const { return expiries_.size(); }
+  std::size_t active_leases() const { return leases_.size(); }
 
  private:
   struct KeyState {
@@ -98,6 +101,7 @@ class RecordTable {
     std::string token;
     std::optional<Time> expires;
     Fence fence = 0;
+    std::uint64_t lease_id = 0;  // of the unexpired lease's deadline
   };
   using KeyMap = std::map<std::string, KeyState, std::less<>>;
 
@@ -110,8 +114,11 @@ class RecordTable {
     const std::string* ns_name = nullptr;
     KeyMap::iterator it;  // valid when ns is set; may be ns->keys.end()
   };
-  // Unexpired leases by expiry, so that expiry can be announced.
-  using Expiry = std::tuple<Time, const std::string*, const std::string*>;
+  // Where an unexpired lease is: its namespace's name and its key.
+  struct LeaseRef {
+    const std::string* ns = nullptr;
+    const std::string* key = nullptr;
+  };
 
   Found Find(RecordKey key);
   // For Save, Checkin and Delete: the key, after validating the request.
@@ -149,7 +156,10 @@ class RecordTable {
   JournalBatch* journal_;
   EventSink* events_;
   std::map<std::string, Namespace, std::less<>> namespaces_;
-  std::set<Expiry> expiries_;
+  DeadlineQueue* deadlines_;
+  // Unexpired leases by id, so that their expiry can be announced.
+  std::unordered_map<std::uint64_t, LeaseRef> leases_;
+  std::uint64_t last_lease_id_ = 0;
   std::size_t key_count_ = 0;
   Found last_restored_;  // where RestoreKey appended last
 };

@@ -1,6 +1,13 @@
 #include "engine/session_table.h"
 
 namespace leasehold::engine {
+namespace {
+
+Deadline ExpiryOf(const Session& s) {
+  return {s.expires_at, DeadlineKind::kSessionExpiry, s.id};
+}
+
+}  // namespace
 
 Session* SessionTable::Find(SessionId id) const {
   auto it = sessions_.find(id);
@@ -16,26 +23,21 @@ Session* SessionTable::Open(const SessionOptions& options, Time now) {
   s->caller = options.caller;
   s->opened_at = now;
   s->expires_at = now + options.ttl;
-  expiries_.emplace(s->expires_at, s->id);
+  deadlines_->Add(ExpiryOf(*s));
   Session* raw = s.get();
   sessions_.emplace(raw->id, std::move(s));
   return raw;
 }
 
 void SessionTable::KeepAlive(Session* s, Time now) {
-  expiries_.erase({s->expires_at, s->id});
+  deadlines_->Remove(ExpiryOf(*s));
   s->expires_at = now + s->ttl;
-  expiries_.emplace(s->expires_at, s->id);
+  deadlines_->Add(ExpiryOf(*s));
 }
 
 void SessionTable::Erase(Session* s) {
-  expiries_.erase({s->expires_at, s->id});
+  deadlines_->Remove(ExpiryOf(*s));
   sessions_.erase(s->id);
-}
-
-Session* SessionTable::EarliestExpiry() const {
-  if (expiries_.empty()) return nullptr;
-  return Find(expiries_.begin()->second);
 }
 
 }  // namespace leasehold::engine

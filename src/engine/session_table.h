@@ -1,14 +1,12 @@
-// SessionTable: open sessions by id, ordered by expiry. Internal to the
-// engine; single-threaded.
+// SessionTable: open sessions by id, each with its kSessionExpiry deadline
+// in the engine's DeadlineQueue. Internal to the engine; single-threaded.
 #ifndef LEASEHOLD_ENGINE_SESSION_TABLE_H_
 #define LEASEHOLD_ENGINE_SESSION_TABLE_H_
 
 #include <memory>
-#include <optional>
-#include <set>
 #include <unordered_map>
-#include <utility>
 
+#include "engine/deadline_queue.h"
 #include "engine/session.h"
 
 namespace leasehold::engine {
@@ -17,7 +15,8 @@ class SessionTable {
  public:
   // Ids start above `id_base`, so that ids from before a restart are not
   // handed out again when the base is chosen to exceed them.
-  explicit SessionTable(SessionId id_base) : last_id_(id_base) {}
+  SessionTable(SessionId id_base, DeadlineQueue* deadlines)
+      : deadlines_(deadlines), last_id_(id_base) {}
 
   Session* Find(SessionId id) const;
   // Opens a session expiring at now + ttl. Options must be validated.
@@ -27,13 +26,6 @@ class SessionTable {
   // Forgets `s`; it must hold and wait for nothing.
   void Erase(Session* s);
 
-  // The session that expires first, if any.
-  Session* EarliestExpiry() const;
-  // The session that expires first if it expires at or before `now`.
-  Session* EarliestExpiryBy(Time now) const {
-    if (expiries_.empty() || expiries_.begin()->first > now) return nullptr;
-    return Find(expiries_.begin()->second);
-  }
   TransactionId NextTransactionId() { return ++last_transaction_; }
 
   std::size_t size() const { return sessions_.size(); }
@@ -44,7 +36,7 @@ class SessionTable {
 
  private:
   std::unordered_map<SessionId, std::unique_ptr<Session>> sessions_;
-  std::set<std::pair<Time, SessionId>> expiries_;
+  DeadlineQueue* deadlines_;
   SessionId last_id_;
   TransactionId last_transaction_ = 0;
 };

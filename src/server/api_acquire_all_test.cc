@@ -2,6 +2,7 @@
 // all or nothing, one timeout, and the refusals.
 #include <chrono>
 #include <future>
+#include <memory>
 
 #include "server/api_test_fixture.h"
 
@@ -21,6 +22,31 @@ class AcquireAllTest : public ApiTest {
                                              {"locks", std::move(locks)},
                                              {"owner", owner},
                                              {"timeout_ms", timeout_ms}}));
+  }
+
+  // A call whose answer is awaited later; `parked` gets its wait id once
+  // the engine has parked it.
+  struct Pending {
+    std::future<WaitId> parked;
+    std::future<ApiResponse> answer;
+    Answer Get() {
+      ApiResponse r = answer.get();
+      return {r.status, json::parse(r.body)};
+    }
+  };
+  Pending StartAcquireAll(const std::string& session, json::array locks,
+                          int timeout_ms) {
+    auto parked = std::make_shared<std::promise<WaitId>>();
+    auto answer = std::make_shared<std::promise<ApiResponse>>();
+    Pending p{parked->get_future(), answer->get_future()};
+    api_->Handle({"POST", "/v1/applocks/app/acquire-all",
+                  json::serialize(json::object{{"session", session},
+                                               {"locks", std::move(locks)},
+                                               {"owner", "Session"},
+                                               {"timeout_ms", timeout_ms}}),
+                  "", [parked](WaitId w) { parked->set_value(w); }},
+                 [answer](ApiResponse r) { answer->set_value(std::move(r)); });
+    return p;
   }
 
   static json::object Lock(const std::string& resource,
@@ -127,28 +153,33 @@ TEST_F(AcquireAllTest, WaitsAndIsGrantedWhenTheHolderLetsGo) {
   const std::string holder = OpenSession("Ravi");
   ASSERT_EQ(Acquire(holder, "b").status, 200u);
   const std::string s = OpenSession("Asha");
-  auto waiting = std::async(std::launch::async, [&] {
-    return AcquireAll(s, {Lock("a"), Lock("b")}, 10'000);
-  });
-  // Give the call time to park on "b", then let go.
-  for (int i = 0; i < 200; ++i) {
-    auto locks = Call("GET", "/v1/applocks/app");
-    bool parked = false;
-    for (const auto& l : locks.body.at("locks").as_array()) {
-      parked = parked || !l.at("waiting").as_array().empty();
-    }
-    if (parked) break;
-    std::this_thread::sleep_for(milliseconds(5));
-  }
+  auto waiting = StartAcquireAll(s, {Lock("a"), Lock("b")}, 10'000);
+  // The engine parked the call on "b" (one wait id for the whole call).
+  waiting.parked.get();
   ASSERT_EQ(Call("POST", "/v1/applocks/app/release",
                  R"({"session":")" + holder +
                      R"(","resource":"b","owner":"Session"})")
                 .status,
             200u);
-  auto a = waiting.get();
+  auto a = waiting.Get();
   ASSERT_EQ(a.status, 200u) << json::serialize(a.body);
   EXPECT_EQ(a.body.at("result").as_int64(), 1);
   EXPECT_EQ(a.body.at("status").as_string(), "granted_after_wait");
+}
+
+TEST_F(AcquireAllTest, HangingUpCancelsTheWaitingCall) {
+  const std::string holder = OpenSession("Ravi");
+  ASSERT_EQ(Acquire(holder, "b").status, 200u);
+  const std::string s = OpenSession("Asha");
+  auto waiting = StartAcquireAll(s, {Lock("a"), Lock("b")}, -1);
+  // What the connection does when its client goes away.
+  service_->CancelWait(waiting.parked.get());
+  auto a = waiting.Get();
+  EXPECT_EQ(a.status, 409u);
+  EXPECT_EQ(a.body.at("status").as_string(), "cancelled");
+  EXPECT_EQ(a.body.at("resource").as_string(), "b");
+  EXPECT_EQ(a.body.at("released").as_int64(), 1);
+  EXPECT_EQ(ModeOf(s, "a"), "NoLock");
 }
 
 TEST_F(AcquireAllTest, BadInputIsRefusedBeforeAnythingIsTaken) {

@@ -68,6 +68,26 @@ EngineService::EngineService(asio::io_context& io, std::unique_ptr<Store> store,
 
 EngineService::~EngineService() = default;
 
+template <typename Outcome>
+void EngineService::KeepIfParked(const Result<Outcome>& outcome,
+                                 std::function<void(Result<Outcome>)>& started,
+                                 WaitDone& finished) {
+  if (!outcome || !outcome->wait) return;
+  // A parked request is answered once. If the store fails, both of its
+  // steps fail, possibly on two threads in either order: only the first
+  // failure is passed on.
+  auto failed = std::make_shared<std::atomic<bool>>(false);
+  started = [started = std::move(started), failed](Result<Outcome> r) {
+    if (!r && failed->exchange(true)) return;
+    started(std::move(r));
+  };
+  parked_.emplace(*outcome->wait, [finished = std::move(finished),
+                                   failed](const Result<FinishedWait>& r) {
+    if (!r && failed->exchange(true)) return;
+    finished(r);
+  });
+}
+
 void EngineService::Acquire(OwnedLockRequest request,
                             std::function<void(Result<AcquireOutcome>)> started,
                             WaitDone finished) {
@@ -77,22 +97,18 @@ void EngineService::Acquire(OwnedLockRequest request,
         LockKey{request.ns, request.principal, request.resource}, request.mode,
         request.owner, request.timeout};
     Result<AcquireOutcome> outcome = engine_->Acquire(clock_.Now(), req);
-    if (outcome && outcome->wait) {
-      // A parked request is answered once. If the store fails, both of its
-      // steps fail, possibly on two threads in either order: only the first
-      // failure is passed on.
-      auto failed = std::make_shared<std::atomic<bool>>(false);
-      started = [started = std::move(started),
-                 failed](Result<AcquireOutcome> r) {
-        if (!r && failed->exchange(true)) return;
-        started(std::move(r));
-      };
-      parked_.emplace(*outcome->wait, [finished = std::move(finished),
-                                       failed](const Result<FinishedWait>& r) {
-        if (!r && failed->exchange(true)) return;
-        finished(r);
-      });
-    }
+    KeepIfParked(outcome, started, finished);
+    AfterStep(Deliver(std::move(started), std::move(outcome)), ready);
+  });
+}
+
+void EngineService::AcquireAll(
+    const AcquireAllRequest& request,
+    std::function<void(Result<AcquireAllOutcome>)> started, WaitDone finished) {
+  Step([&](Completions& ready) {
+    Result<AcquireAllOutcome> outcome =
+        engine_->AcquireAll(clock_.Now(), request);
+    KeepIfParked(outcome, started, finished);
     AfterStep(Deliver(std::move(started), std::move(outcome)), ready);
   });
 }

@@ -128,6 +128,13 @@ class EngineService {
                std::function<void(Result<AcquireOutcome>)> started,
                WaitDone finished);
 
+  // An acquire-all, as Acquire: `started` with what the engine decided at
+  // once; when a lock waits, the call's final answer comes to `finished`
+  // (FinishedWait::all). The request's names need only last for the call.
+  void AcquireAll(const AcquireAllRequest& request,
+                  std::function<void(Result<AcquireAllOutcome>)> started,
+                  WaitDone finished);
+
   // Ends a parked request with -2 (e.g. its client hung up).
   void CancelWait(WaitId wait);
 
@@ -146,6 +153,13 @@ class EngineService {
   class Sink;
   EngineService(boost::asio::io_context& io, std::unique_ptr<Store> store,
                 std::unique_ptr<Engine> engine, const Clock& clock);
+
+  // Under mu_: for a parked outcome, keeps `finished` by its wait id and
+  // makes a store failure reach the caller once.
+  template <typename Outcome>
+  void KeepIfParked(const Result<Outcome>& outcome,
+                    std::function<void(Result<Outcome>)>& started,
+                    WaitDone& finished);
 
   using Completion = std::move_only_function<void(const Status&)>;
   // Completions to run, with their status, once the mutex is released.
@@ -186,8 +200,7 @@ class EngineService {
   void Drain(Completions& ready);
   // Not under mu_: runs `ready` here, or posts it to the io_context when
   // this thread is already deep in inline completions (a completion that
-  // starts another step, as acquire-all does for each lock, would
-  // otherwise recurse without bound).
+  // starts another step would otherwise recurse without bound).
   void Complete(Completions ready);
   // On an I/O thread: Drain, then Complete.
   void DrainAndComplete();

@@ -130,7 +130,7 @@ struct Verb {
   std::string_view usage;
 };
 
-constexpr std::array<Verb, 18> kVerbs = {{
+constexpr std::array<Verb, 19> kVerbs = {{
     {"at", Action::kAdvance, "at MS"},
     {"session", Action::kOpenSession,
      "session NAME [ttl=MS] [priority=N] [-> ok | -> error CODE]"},
@@ -144,6 +144,10 @@ constexpr std::array<Verb, 18> kVerbs = {{
     {"acquire", Action::kAcquire,
      "NAME acquire RESOURCE MODE [owner=Session|Transaction] [timeout=MS] "
      "[ns=NS] [principal=P] -> 0|-1|-3|waits|error CODE"},
+    {"acquire-all", Action::kAcquireAll,
+     "NAME acquire-all RESOURCE:MODE RESOURCE:MODE ... "
+     "[owner=Session|Transaction] [timeout=MS] [ns=NS] [principal=P] -> "
+     "0|1|-1|-3|waits|error CODE"},
     {"release", Action::kRelease,
      "NAME release RESOURCE [owner=Session|Transaction] [ns=NS] "
      "[principal=P] [-> ok | -> error CODE]"},
@@ -374,7 +378,8 @@ class Parser {
   Parsed<bool> ParseSessionStep(Step& step, Tokens args, ExpectTokens e);
   Parsed<bool> ParseLockStep(Step& step, Tokens args, ExpectTokens e);
   Parsed<bool> ParseFinished(Step& step, Tokens args, ExpectTokens e);
-  Parsed<Expectation> AcquireExpect(ExpectTokens opt);
+  Parsed<bool> ParseAcquireAll(Step& step, Tokens args, ExpectTokens e);
+  Parsed<Expectation> AcquireExpect(ExpectTokens opt, Action action);
   Parsed<Expectation> ResultExpect(Tokens words, std::set<int> allowed,
                                    std::string_view context);
   Parsed<bool> ResultAttribute(Expectation& x, const std::string& key,
@@ -476,7 +481,8 @@ Parsed<bool> Parser::ParseStep(Step& step, Tokens body, ExpectTokens expect) {
   if (verb == nullptr) {
     return Fail("unknown step `" + body[1].text +
                 "`; sessions can: begin, commit, rollback, end, keepalive, "
-                "priority, acquire, release, mode, count, test, cancel, "
+                "priority, acquire, acquire-all, release, mode, count, test, "
+                "cancel, "
                 "waiting, locks, finished");
   }
   step.action = verb->action;
@@ -593,6 +599,8 @@ Parsed<bool> Parser::ParseSessionStep(Step& step, Tokens args, ExpectTokens e) {
     }
     case Action::kFinished:
       return ParseFinished(step, args, e);
+    case Action::kAcquireAll:
+      return ParseAcquireAll(step, args, e);
     default:
       return ParseLockStep(step, args, e);
   }
@@ -630,7 +638,7 @@ Parsed<bool> Parser::ParseLockStep(Step& step, Tokens args, ExpectTokens e) {
   Parsed<Expectation> expect = Expectation{};
   switch (step.action) {
     case Action::kAcquire:
-      expect = AcquireExpect(e);
+      expect = AcquireExpect(e, step.action);
       break;
     case Action::kRelease:
       expect = StatusExpect(e);
@@ -650,8 +658,46 @@ Parsed<bool> Parser::ParseLockStep(Step& step, Tokens args, ExpectTokens e) {
   return true;
 }
 
-Parsed<Expectation> Parser::AcquireExpect(ExpectTokens opt) {
-  auto e = Required(opt, Action::kAcquire);
+// acquire-all: RESOURCE:MODE words (split at the last colon, so that a
+// resource may hold colons), then the options of acquire.
+Parsed<bool> Parser::ParseAcquireAll(Step& step, Tokens args, ExpectTokens e) {
+  const auto words = std::ranges::count_if(args, [](const Token& t) {
+    return t.literal || t.text.find('=') == std::string::npos;
+  });
+  auto split = SplitArgs(args, step.action, static_cast<std::size_t>(words),
+                         {"owner", "timeout", "ns", "principal"});
+  if (!split) return std::unexpected(split.error());
+  if (split->positional.empty()) {
+    return Fail("`acquire-all` needs at least one RESOURCE:MODE; " +
+                Usage(step.action));
+  }
+  for (const std::string& word : split->positional) {
+    const std::size_t colon = word.rfind(':');
+    if (colon == std::string::npos) {
+      return Fail("`" + word + "` is not RESOURCE:MODE, e.g. `doc:Shared`");
+    }
+    auto mode = RequestedMode(word.substr(colon + 1));
+    if (!mode) return std::unexpected(mode.error());
+    step.locks.emplace_back(word.substr(0, colon), *mode);
+  }
+  for (const auto& [key, value] : split->options) {
+    if (key == "timeout") {
+      auto number = IntOption(key, value);
+      if (!number) return std::unexpected(number.error());
+      step.timeout_ms = *number;
+      continue;
+    }
+    auto applied = ApplyLockOption(step, key, value);
+    if (!applied) return applied;
+  }
+  auto expect = AcquireExpect(e, step.action);
+  if (!expect) return std::unexpected(expect.error());
+  step.expect = *expect;
+  return true;
+}
+
+Parsed<Expectation> Parser::AcquireExpect(ExpectTokens opt, Action action) {
+  auto e = Required(opt, action);
   if (!e) return std::unexpected(e.error());
   if (IsErrorExpect(*e)) return ErrorExpect(*e);
   if (IsWord((*e)[0], "waits")) {
@@ -663,6 +709,13 @@ Parsed<Expectation> Parser::AcquireExpect(ExpectTokens opt) {
     Expectation x;
     x.kind = Expectation::Kind::kWaits;
     return x;
+  }
+  if (action == Action::kAcquireAll) {
+    // 1: a lock waited inline while a deadlock was resolved, then all came.
+    return ResultExpect(*e, {0, 1, -1, -3},
+                        "acquire-all answers at once with 0, 1, -1 or -3 (or "
+                        "`waits`; the result of a call that waits comes "
+                        "later, in a `finished` line)");
   }
   return ResultExpect(*e, {0, -1, -3},
                       "acquire answers at once with 0, -1 or -3 (or `waits`; "

@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "leasehold/types.h"
@@ -37,6 +38,7 @@ enum class Action : std::uint8_t {
   kKeepAlive,    // NAME keepalive
   kSetPriority,  // NAME priority N
   kAcquire,      // NAME acquire RESOURCE MODE [owner= timeout= ...] -> R
+  kAcquireAll,   // NAME acquire-all RESOURCE:MODE... [owner= timeout= ...] -> R
   kRelease,      // NAME release RESOURCE [owner= ...]
   kMode,         // NAME mode RESOURCE [owner= ...] -> MODE
   kCount,        // NAME count RESOURCE [owner= ...] -> N
@@ -93,8 +95,10 @@ struct Step {
   int priority = 0;                     // session, priority
   LockTarget target;                    // acquire release mode count test queue
   LockMode mode = LockMode::kNoLock;    // acquire, test
+  // acquire-all: the locks as listed (target.resource stays empty).
+  std::vector<std::pair<std::string, LockMode>> locks;
   LockOwner owner = LockOwner::kTransaction;  // acquire release mode count test
-  std::int64_t timeout_ms = kDefaultTimeoutMs;  // acquire
+  std::int64_t timeout_ms = kDefaultTimeoutMs;  // acquire, acquire-all
 
   Expectation expect;
 };

@@ -151,6 +151,7 @@ class Runner {
   Mismatch OpenSession(const Step& step);
   Mismatch SessionCommand(const Step& step);
   Mismatch Acquire(const Step& step);
+  Mismatch AcquireAll(const Step& step);
   Mismatch Release(const Step& step);
   Mismatch QueryMode(const Step& step);
   Mismatch QueryCount(const Step& step);
@@ -333,6 +334,8 @@ Mismatch Runner::RunStep(const Step& step) {
       return SessionCommand(step);
     case Action::kAcquire:
       return Acquire(step);
+    case Action::kAcquireAll:
+      return AcquireAll(step);
     case Action::kRelease:
       return Release(step);
     case Action::kMode:
@@ -408,6 +411,31 @@ Mismatch Runner::Acquire(const Step& step) {
         return !o.wait && Matches(answer(o), step.expect);
       },
       [&](const AcquireOutcome& o) {
+        return o.wait ? std::string("waits") : DescribeAnswer(answer(o));
+      });
+}
+
+Mismatch Runner::AcquireAll(const Step& step) {
+  AcquireAllRequest request{.session = Id(step.session),
+                            .ns = step.target.ns,
+                            .principal = step.target.principal,
+                            .owner = step.owner,
+                            .timeout = milliseconds(step.timeout_ms),
+                            .locks = {}};
+  for (const auto& [resource, mode] : step.locks) {
+    request.locks.push_back({resource, mode});
+  }
+  Result<AcquireAllOutcome> outcome = engine_.AcquireAll(Now(), request);
+  auto answer = [](const AcquireAllOutcome& o) {
+    return Answer{o.result.result, LockMode::kNoLock, 0, &o.result.deadlock};
+  };
+  return CheckResult(
+      outcome, step.expect,
+      [&](const AcquireAllOutcome& o) {
+        if (step.expect.kind == Kind::kWaits) return o.wait.has_value();
+        return !o.wait && Matches(answer(o), step.expect);
+      },
+      [&](const AcquireAllOutcome& o) {
         return o.wait ? std::string("waits") : DescribeAnswer(answer(o));
       });
 }
