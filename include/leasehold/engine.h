@@ -283,7 +283,7 @@ enum class EventType : std::uint8_t {
   kTransactionExpired,
 };
 
-// "session.opened", "applock.granted", ... (the names of API.md's events).
+// "session.opened", "applock.granted", ... (the names of docs/api.md's events).
 std::string_view EventTypeName(EventType type);
 
 // A state change. The string views point into the engine and are valid only
@@ -427,9 +427,9 @@ class Engine {
   // Every namespace that has keys, locks or outbox topics, sorted by name.
   std::vector<NamespaceInfo> ListNamespaces(Time now);
 
-  // --- Records and checkouts (API.md, "Records and checkouts") ------------
-  // Each command is one atomic decision. Name errors (namespace, key, owner,
-  // token) are refused before anything changes.
+  // --- Records and checkouts (docs/api.md, "Records and checkouts")
+  // ------------ Each command is one atomic decision. Name errors (namespace,
+  // key, owner, token) are refused before anything changes.
   void SetNamespaceOptions(std::string_view ns, NamespaceOptions options);
   // Creates a record with version 1. kExists if the key has a record;
   // kBodyTooLarge.

@@ -31,7 +31,7 @@ struct KeyRow {
   friend bool operator==(const KeyRow&, const KeyRow&) = default;
 };
 
-// A completed idempotent operation (API.md, "Idempotent operations and the
+// A completed idempotent operation (docs/api.md, "Idempotent operations and the
 // outbox"): its stored outcome, kept for ever.
 struct OperationRow {
   std::string ns;

@@ -1,7 +1,8 @@
 // Idempotent operations and the transactional outbox: the vocabulary of the
 // durable guarantees beside the locks. The commands are Engine methods
-// (engine.h, "Idempotent operations" and "Outbox"); the contract is API.md,
-// "Idempotent operations and the outbox"; the rules are in docs/outbox.md.
+// (engine.h, "Idempotent operations" and "Outbox"); the contract is
+// docs/api.md, "Idempotent operations and the outbox"; the rules are in
+// docs/outbox.md.
 #ifndef LEASEHOLD_OUTBOX_H_
 #define LEASEHOLD_OUTBOX_H_
 

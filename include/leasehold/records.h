@@ -1,6 +1,6 @@
 // Records and checkouts: the vocabulary of visible locks with an expiry.
-// The commands are Engine methods (engine.h); semantics in API.md, "Records
-// and checkouts".
+// The commands are Engine methods (engine.h); semantics in docs/api.md,
+// "Records and checkouts".
 #ifndef LEASEHOLD_RECORDS_H_
 #define LEASEHOLD_RECORDS_H_
 
@@ -95,10 +95,10 @@ struct WriteOutcome {
   std::uint64_t version = 0;  // after a save
 };
 
-// Writes that a transaction stages and applies at commit (API.md: "In a
+// Writes that a transaction stages and applies at commit (docs/api.md: "In a
 // transaction ... save, PUT and DELETE are staged and applied at commit"),
-// and the completion of an idempotent operation and outbox messages (API.md,
-// "Idempotent operations and the outbox").
+// and the completion of an idempotent operation and outbox messages
+// (docs/api.md, "Idempotent operations and the outbox").
 enum class StagedWriteKind : std::uint8_t {
   kInsert,
   kSave,

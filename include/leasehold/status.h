@@ -1,9 +1,9 @@
 // Status: the error value passed between leasehold's modules.
 //
 // Every fallible function returns a Status or a Result<T>. A Status carries a
-// code (which maps 1:1 to the snake_case error codes of API.md) and a message
-// that says what is wrong and how to fix it. No exception crosses a module
-// boundary.
+// code (which maps 1:1 to the snake_case error codes of docs/api.md) and a
+// message that says what is wrong and how to fix it. No exception crosses a
+// module boundary.
 #ifndef LEASEHOLD_STATUS_H_
 #define LEASEHOLD_STATUS_H_
 

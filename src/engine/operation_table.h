@@ -1,5 +1,5 @@
 // OperationTable: completed idempotent operations per namespace, each with
-// its stored outcome (API.md, "Idempotent operations and the outbox";
+// its stored outcome (docs/api.md, "Idempotent operations and the outbox";
 // docs/outbox.md). Completions are only ever staged in a transaction and
 // applied at commit. Internal to the engine; single-threaded.
 #ifndef LEASEHOLD_ENGINE_OPERATION_TABLE_H_

@@ -1,5 +1,5 @@
 // RecordTable: keys per namespace, each with an optional record and an
-// optional lease; the checkout rules of API.md, each command one atomic
+// optional lease; the checkout rules of docs/api.md, each command one atomic
 // decision. Internal to the engine; single-threaded.
 #ifndef LEASEHOLD_ENGINE_RECORD_TABLE_H_
 #define LEASEHOLD_ENGINE_RECORD_TABLE_H_

@@ -1,5 +1,5 @@
 // How a race and a walkthrough are shown: the article's tables for people,
-// one JSON object for scripts (API.md, "Command line").
+// one JSON object for scripts (docs/api.md, "Command line").
 #ifndef LEASEHOLD_RACE_REPORT_H_
 #define LEASEHOLD_RACE_REPORT_H_
 

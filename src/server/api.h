@@ -1,4 +1,4 @@
-// Api: the HTTP/JSON contract of API.md as pure request -> response
+// Api: the HTTP/JSON contract of docs/api.md as pure request -> response
 // functions over an EngineService, routed by the table in routes.h. No
 // sockets here: the HTTP layer hands a parsed request in and writes the
 // response out, and tests can call Handle directly.
@@ -86,7 +86,7 @@ class Api {
   const ActivityHistory* history_ = nullptr;
 };
 
-// The HTTP status of an error code (API.md's conventions).
+// The HTTP status of an error code (docs/api.md's conventions).
 unsigned HttpStatusFor(StatusCode code);
 // {"error":{"code":...,"message":...}} with its HTTP status.
 ApiResponse ErrorResponse(const Status& status);

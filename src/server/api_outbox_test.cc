@@ -1,5 +1,5 @@
-// API.md, "Idempotent operations and the outbox", through Api::Handle over a
-// real engine service and SQLite file.
+// docs/api.md, "Idempotent operations and the outbox", through Api::Handle over
+// a real engine service and SQLite file.
 #include <gtest/gtest.h>
 
 #include "server/api.h"

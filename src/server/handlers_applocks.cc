@@ -1,4 +1,4 @@
-// Application locks (API.md, "Application locks").
+// Application locks (docs/api.md, "Application locks").
 #include <memory>
 
 #include "server/handlers.h"

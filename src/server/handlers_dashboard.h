@@ -1,4 +1,4 @@
-// The read-only endpoints that the dashboard needs beyond API.md (see
+// The read-only endpoints that the dashboard needs beyond docs/api.md (see
 // docs/dashboard.md): GET /v1/whoami, /v1/namespaces, /v1/stats and
 // /v1/deadlocks. The route table (routes.cc) names them. Internal to the
 // server.

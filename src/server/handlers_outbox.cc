@@ -1,4 +1,4 @@
-// Idempotent operations and the outbox (API.md, "Idempotent operations and
+// Idempotent operations and the outbox (docs/api.md, "Idempotent operations and
 // the outbox"; docs/outbox.md). Outcomes and payloads are JSON values kept
 // by the engine as serialized text and given back as JSON.
 #include "common/token.h"

@@ -1,4 +1,4 @@
-// Records and checkouts (API.md, "Records and checkouts").
+// Records and checkouts (docs/api.md, "Records and checkouts").
 #include "common/token.h"
 #include "server/handlers.h"
 

@@ -1,4 +1,4 @@
-// Sessions and transactions (API.md, "Sessions", "Transactions").
+// Sessions and transactions (docs/api.md, "Sessions", "Transactions").
 #include "server/fault_point.h"
 #include "server/handlers.h"
 

@@ -1,4 +1,4 @@
-// Reading request bodies and writing answers as JSON, with API.md's error
+// Reading request bodies and writing answers as JSON, with docs/api.md's error
 // codes for every way a body can be wrong.
 #ifndef LEASEHOLD_SERVER_JSON_IO_H_
 #define LEASEHOLD_SERVER_JSON_IO_H_

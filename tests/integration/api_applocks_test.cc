@@ -1,4 +1,4 @@
-// API.md "Application locks" over real HTTP: acquire (granted, waited,
+// docs/api.md "Application locks" over real HTTP: acquire (granted, waited,
 // timeout, deadlock), release, mode, test and the list, with
 // sp_getapplock's results and refusals.
 #include <gtest/gtest.h>

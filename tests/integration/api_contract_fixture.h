@@ -10,7 +10,7 @@
 // field kinds and the error shape, a raw socket for connection-level
 // limits, and ApiContractTest, the fixture with the contract's config.
 //
-// When these tests and API.md disagree, one of them is wrong: fix the
+// When these tests and docs/api.md disagree, one of them is wrong: fix the
 // server or change the contract (with a version bump), never just the test.
 #ifndef LEASEHOLD_TESTS_INTEGRATION_API_CONTRACT_FIXTURE_H_
 #define LEASEHOLD_TESTS_INTEGRATION_API_CONTRACT_FIXTURE_H_
@@ -59,7 +59,8 @@ enum class Kind { kString, kInt, kBool, kTime, kNull, kObject, kArray };
                                std::string_view key, Kind kind,
                                std::optional<Kind> or_kind = {});
 
-// The answer is API.md's error: `status` with {"error":{"code","message"}}.
+// The answer is docs/api.md's error: `status` with
+// {"error":{"code","message"}}.
 ::testing::AssertionResult IsError(const HttpAnswer& a, unsigned status,
                                    std::string_view code);
 

@@ -1,4 +1,4 @@
-// API.md "Conventions" over real HTTP: unknown routes, the error shape and
+// docs/api.md "Conventions" over real HTTP: unknown routes, the error shape and
 // codes for bad JSON and wrong types, names (1 to 255 Unicode characters,
 // compared byte for byte, never truncated) and the body limits.
 #include <gtest/gtest.h>
@@ -17,7 +17,7 @@ class ConventionsApiTest : public ApiContractTest {};
 
 TEST_F(ConventionsApiTest, UnknownRoutesAndWrongMethodsAnswer404NotFound) {
   HttpClient c(port());
-  // API.md documents no 405; the server answers a path or method it does
+  // docs/api.md documents no 405; the server answers a path or method it does
   // not know with 404 not_found, naming the method and path.
   for (const auto& [method, target] :
        std::vector<std::pair<std::string, std::string>>{

@@ -1,4 +1,4 @@
-// API.md "Records and checkouts" over real HTTP: put and get, checkout,
+// docs/api.md "Records and checkouts" over real HTTP: put and get, checkout,
 // tokens, save, check-in, delete, expiry, list paging, purge, break, fences
 // across restarts, and the seed's two walkthroughs.
 #include <gtest/gtest.h>
@@ -156,7 +156,7 @@ TEST_F(RecordsApiTest, RequireTokenNamespaceRefusesNameOnlyProof) {
                            R"({"owner":"Asha","body":"v2"})");
   EXPECT_EQ(by_name.status, 423u) << by_name.body;
   EXPECT_EQ(by_name.json.at("saved"), json::value(false));
-  // API.md lists not_owner and expired; the server names this refusal.
+  // Besides not_owner and expired, docs/api.md names this refusal.
   EXPECT_EQ(Str(by_name.json, "reason"), "token_required");
   EXPECT_EQ(
       c.Request("POST", "/v1/records/secure/k/checkout", R"({"owner":"Asha"})")

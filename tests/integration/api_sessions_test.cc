@@ -1,4 +1,4 @@
-// API.md "Sessions" over real HTTP: open, keepalive, list, cancel, end and
+// docs/api.md "Sessions" over real HTTP: open, keepalive, list, cancel, end and
 // expiry, and 404 session_not_found wherever a session is named.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// API.md "Transactions" over real HTTP: Transaction-owned locks end at
+// docs/api.md "Transactions" over real HTTP: Transaction-owned locks end at
 // commit and rollback; record writes in a transaction are staged, re-checked
 // at commit and durable once the commit is answered.
 #include <gtest/gtest.h>
@@ -63,10 +63,10 @@ TEST_F(TransactionsApiTest, TransactionOwnedLocksEndAtCommitAndAtRollback) {
       IsError(a.Request("POST", txn + "/rollback"), 400, "no_transaction"));
 }
 
-// API.md: "In a transaction ("session" field with an open transaction),
-// save, PUT and DELETE are staged and applied at commit."
-// API.md does not say what a staged write answers. The server answers 202
-// {"staged":true,"staged_writes":n}: accepted, not yet applied, so no
+// docs/api.md, "Transactions": in a transaction ("session" field with an
+// open transaction), save, PUT and DELETE are staged and applied at commit,
+// and a staged write answers 202 {"staged":true,"staged_writes":n}:
+// accepted, not yet applied, so no
 // "version" and no "saved"/"deleted" (an earlier draft of this test expected
 // 201 and 200, the answers of an applied write, which would tell a client
 // that checks the status that its write is done when it is not). Refusals

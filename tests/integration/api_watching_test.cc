@@ -1,4 +1,4 @@
-// API.md "Watching and operating" over real HTTP: /healthz, /metrics in
+// docs/api.md "Watching and operating" over real HTTP: /healthz, /metrics in
 // Prometheus text format, and /v1/events as Server-Sent Events.
 #include <gtest/gtest.h>
 

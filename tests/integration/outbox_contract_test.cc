@@ -1,4 +1,4 @@
-// API.md, "Idempotent operations and the outbox", against a real
+// docs/api.md, "Idempotent operations and the outbox", against a real
 // `leasehold serve` over real HTTP on loopback: the retry after a lost
 // response, SIGKILL between commit and answer, a consumer crash, a late ack,
 // dead letters, the events and the metrics.
