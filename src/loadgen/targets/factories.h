@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "loadgen/http_connection.h"
+#include "loadgen/transport.h"
 #include "loadgen/targets/target.h"
 
 namespace leasehold::loadgen {
