@@ -21,7 +21,7 @@ asio::awaitable<void> CheckoutLoop(Worker& w) {
   const std::string checkin_body =
       api::ProofBody({.owner = owner, .token = ""});
   while (w.Running()) {
-    const std::string key = "k" + std::to_string(w.Random(o.keys));
+    const std::string key = fmt::format("k{}", w.Random(o.keys));
     const auto start = SteadyClock::now();
     const Verdict got =
         co_await w.Call(Method::kPost, api::RecordPath(o.ns, key, "checkout"),
