@@ -117,9 +117,14 @@ class Connection::Impl {
       return answer;
     }
     Format(method, target, body);
-    const error_code ec = Run(deadline, [&](auto handler) {
-      asio::async_write(socket_, asio::buffer(request_), handler);
-    });
+    error_code ec;
+    if (deadline) {
+      ec = Run(deadline, [&](auto handler) {
+        asio::async_write(socket_, asio::buffer(request_), handler);
+      });
+    } else {
+      asio::write(socket_, asio::buffer(request_), ec);  // no loop to run
+    }
     if (ec) {
       failed_while_writing_ = true;
       return Fail(answer, ec, Stage::kSending);
@@ -132,9 +137,14 @@ class Connection::Impl {
     StringParser parser;
     Prepare(parser, head);
     const std::size_t buffered = buffer_.size();
-    const error_code ec = Run(deadline, [&](auto handler) {
-      bhttp::async_read(socket_, buffer_, parser, handler);
-    });
+    error_code ec;
+    if (deadline) {
+      ec = Run(deadline, [&](auto handler) {
+        bhttp::async_read(socket_, buffer_, parser, handler);
+      });
+    } else {
+      bhttp::read(socket_, buffer_, parser, ec);  // no loop to run
+    }
     if (ec) {
       answer_started_ = parser.got_some() || buffer_.size() > buffered;
       return Fail(answer, ec, Stage::kReading);

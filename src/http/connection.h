@@ -1,9 +1,10 @@
 // Connection: one HTTP/1.1 keep-alive client connection on Boost.Beast, the
 // one transport of every client of the server (the C++ client, the CLI
 // through it, the load generator and the tests). The same request and answer
-// types are driven either blocking, on a private io_context with a deadline
-// per call, or as C++20 coroutines on the caller's executor (the benchmark's
-// hot path). TCP_NODELAY is set on connect. Not thread-safe: one caller (or
+// types are driven either blocking (with a deadline: on a private io_context
+// and a timer; without: plain blocking socket calls, the `--target` bench's
+// path) or as C++20 coroutines on the caller's executor (the benchmark's hot
+// path). TCP_NODELAY is set on connect. Not thread-safe: one caller (or
 // one strand) at a time.
 #ifndef LEASEHOLD_SRC_HTTP_CONNECTION_H_
 #define LEASEHOLD_SRC_HTTP_CONNECTION_H_
