@@ -7,9 +7,10 @@
 #include <iostream>
 #include <map>
 
+#include "http/spawned_server.h"
+#include "leasehold/status.h"
 #include "loadgen/bench.h"
 #include "loadgen/report.h"
-#include "loadgen/spawned_server.h"
 #include "loadgen/target_bench.h"
 
 namespace leasehold::cli {
@@ -130,13 +131,18 @@ int RunBenchCommand(const BenchFlags& flags) {
   if (!options->target.empty()) {
     return Print(loadgen::RunTargetBench(*options), flags.json);
   }
-  std::unique_ptr<loadgen::SpawnedServer> server;
+  std::unique_ptr<http::SpawnedServer> server;
   if (flags.spawn) {
     std::error_code ec;
     const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-    auto spawned = loadgen::SpawnedServer::Start(ec ? "leasehold" : self);
+    auto spawned = http::SpawnedServer::Start(
+        {.binary = ec ? "leasehold" : self.string(),
+         .data_dir = "",  // a fresh one, removed at the end
+         .config = "",
+         .env = {},
+         .log_to_file = true});
     if (!spawned) {
-      std::cerr << "leasehold bench: " << spawned.error().message() << "\n";
+      std::cerr << "leasehold bench: " << spawned.error() << "\n";
       return 1;
     }
     server = std::move(*spawned);

@@ -8,14 +8,14 @@
 
 #include "cli/client_commands.h"
 #include "cli/table.h"
-#include "client/url.h"
+#include "client/api_codec.h"
 
 namespace leasehold::cli {
 namespace {
 
 namespace json = boost::json;
-using client::detail::AddQuery;
-using client::detail::JoinPath;
+using client::api::AddQuery;
+using client::api::RecordPath;
 
 struct RecordFlags {
   ClientFlags client;
@@ -64,9 +64,7 @@ int Exchange(const ClientFlags& f, std::string_view method,
 }
 
 std::string Target(const RecordFlags& f, std::string_view action = "") {
-  return action.empty()
-             ? JoinPath({"v1", "records", f.client.ns, f.key})
-             : JoinPath({"v1", "records", f.client.ns, f.key, action});
+  return RecordPath(f.client.ns, f.key, action);
 }
 
 // The body from --body or --body-file ("-" reads stdin).
@@ -282,7 +280,7 @@ void AddRecordCommands(CLI::App& app, int& code) {
     Table table({"KEY", "STATE", "HOLDER", "EXPIRES", "VERSION"});
     std::string after = ls->after;
     for (;;) {
-      std::string target = JoinPath({"v1", "records", ls->client.ns});
+      std::string target = client::api::RecordsPath(ls->client.ns);
       if (!ls->state.empty()) AddQuery(target, "state", ls->state);
       if (!ls->prefix.empty()) AddQuery(target, "prefix", ls->prefix);
       if (!after.empty()) AddQuery(target, "after", after);
@@ -324,7 +322,7 @@ void AddRecordCommands(CLI::App& app, int& code) {
         {"older_than_ms", ParseDuration(purge->older_than)->count()}};
     code = Exchange(
         purge->client, "POST",
-        JoinPath({"v1", "records", purge->client.ns, "purge"}), &body, {},
+        client::api::RecordsPath(purge->client.ns, "purge"), &body, {},
         [](const json::value& a) {
           return Rendered{kExitOk, "purged " + Str(a, "purged") + " leases"};
         });

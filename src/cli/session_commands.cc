@@ -5,7 +5,7 @@
 
 #include "cli/client_commands.h"
 #include "cli/table.h"
-#include "client/url.h"
+#include "client/api_codec.h"
 
 namespace leasehold::cli {
 namespace {
@@ -66,9 +66,7 @@ void AddSessionCommands(CLI::App& app, int& code) {
       app, code, "locks",
       "List application locks in a namespace: holders, then waiters in "
       "queue order",
-      [](const ClientFlags& f) {
-        return client::detail::JoinPath({"v1", "applocks", f.ns});
-      },
+      [](const ClientFlags& f) { return client::api::ApplockPath(f.ns); },
       [](const json::value& a) {
         Table t({"RESOURCE", "STATE", "SESSION", "MODE", "OWNER", "COUNT",
                  "SINCE"});

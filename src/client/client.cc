@@ -2,38 +2,15 @@
 #include <boost/json/object.hpp>
 
 #include "client/answer_reader.h"
+#include "client/api_codec.h"
 #include "client/client_impl.h"
 
 namespace leasehold::client {
 
 namespace json = boost::json;
+using api::JoinPath;
+using api::SessionPath;
 using detail::AnswerReader;
-using detail::JoinPath;
-
-namespace {
-
-SessionInfo SessionFrom(AnswerReader& r) {
-  SessionInfo s;
-  s.id = r.String("id");
-  s.name = r.String("name");
-  s.ttl = Milliseconds(r.IntOr("ttl_ms", 0));
-  s.expires_at = r.String("expires_at");
-  s.locks = r.IntOr("locks", 0);
-  s.waiting = r.BoolOr("waiting", false);
-  if (const json::value* t = r.Find("transaction"); t && t->is_object()) {
-    AnswerReader tr(*t, "a session's transaction");
-    s.transaction = tr.Int("transaction");
-    if (!tr.ok()) r.Int("transaction");  // mark the answer malformed
-  }
-  return s;
-}
-
-std::string SessionPath(std::string_view session, std::string_view action) {
-  return action.empty() ? JoinPath({"v1", "sessions", session})
-                        : JoinPath({"v1", "sessions", session, action});
-}
-
-}  // namespace
 
 Client::Client(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
@@ -76,14 +53,11 @@ Result<bool> Client::Healthy() {
 
 Result<SessionInfo> Client::OpenSession(std::string_view name,
                                         Milliseconds ttl) {
-  const json::value body =
-      json::object{{"name", name}, {"ttl_ms", ttl.count()}};
-  auto r = impl_->Call("POST", "/v1/sessions", &body, {},
-                       impl_->options().io_timeout, Retry::kNever);
+  auto r =
+      impl_->Call("POST", api::SessionsPath(), api::OpenSessionBody(name, ttl),
+                  {}, impl_->options().io_timeout, Retry::kNever);
   if (!r) return std::unexpected(r.error());
-  AnswerReader reader(*r, "POST /v1/sessions");
-  SessionInfo s = SessionFrom(reader);
-  return reader.Finish(std::move(s));
+  return api::ParseSession(*r, "POST /v1/sessions");
 }
 
 Result<std::string> Client::Keepalive(std::string_view session) {
@@ -96,22 +70,22 @@ Result<std::string> Client::Keepalive(std::string_view session) {
 }
 
 Result<void> Client::EndSession(std::string_view session) {
-  auto r = impl_->Call("DELETE", SessionPath(session, ""), nullptr, {},
+  auto r = impl_->Call("DELETE", SessionPath(session), nullptr, {},
                        impl_->options().io_timeout, Retry::kNever);
   if (!r) return std::unexpected(r.error());
   return {};
 }
 
 Result<std::vector<SessionInfo>> Client::ListSessions() {
-  auto r = impl_->Call("GET", "/v1/sessions", nullptr, {},
+  auto r = impl_->Call("GET", api::SessionsPath(), nullptr, {},
                        impl_->options().io_timeout, Retry::kIdempotent);
   if (!r) return std::unexpected(r.error());
   AnswerReader reader(*r, "GET /v1/sessions");
   std::vector<SessionInfo> out;
   for (const json::value& v : reader.Array("sessions")) {
-    AnswerReader one(v, "GET /v1/sessions");
-    out.push_back(SessionFrom(one));
-    if (!one.ok()) return std::unexpected(one.Failure());
+    auto one = api::ParseSession(v, "GET /v1/sessions");
+    if (!one) return std::unexpected(one.error());
+    out.push_back(std::move(*one));
   }
   return reader.Finish(std::move(out));
 }

@@ -2,14 +2,15 @@
 #include <boost/json/object.hpp>
 
 #include "client/answer_reader.h"
+#include "client/api_codec.h"
 #include "client/client_impl.h"
 
 namespace leasehold::client {
 
 namespace json = boost::json;
-using detail::AddQuery;
+using api::AddQuery;
+using api::ApplockPath;
 using detail::AnswerReader;
-using detail::JoinPath;
 
 namespace {
 
@@ -78,34 +79,20 @@ Result<AcquireOutcome> Client::Acquire(std::string_view ns,
                                        std::string_view session,
                                        std::string_view resource,
                                        const AcquireOptions& options) {
-  const json::value body = json::object{{"session", session},
-                                        {"resource", resource},
-                                        {"mode", options.mode},
-                                        {"owner", options.owner},
-                                        {"timeout_ms", options.timeout.count()},
-                                        {"principal", options.principal}};
   const Milliseconds wait = CallDeadline(impl_->options(), options.timeout);
-  auto r = impl_->Call("POST", JoinPath({"v1", "applocks", ns, "acquire"}),
-                       &body, {409}, wait, Retry::kNever);
+  auto r = impl_->Call("POST", ApplockPath(ns, "acquire"),
+                       api::AcquireBody(session, resource, options), {409},
+                       wait, Retry::kNever);
   if (!r) return std::unexpected(r.error());
-  AnswerReader reader(*r, "acquire");
-  AcquireOutcome out;
-  out.result = static_cast<int>(reader.Int("result"));
-  out.status = reader.String("status");
-  out.fence = reader.UintOr("fence", 0);
-  if (const json::value* d = reader.Find("deadlock")) out.deadlock = *d;
-  return reader.Finish(std::move(out));
+  return api::ParseAcquireAnswer(*r);
 }
 
 Result<void> Client::Release(std::string_view ns, std::string_view session,
                              std::string_view resource, std::string_view owner,
                              std::string_view principal) {
-  const json::value body = json::object{{"session", session},
-                                        {"resource", resource},
-                                        {"owner", owner},
-                                        {"principal", principal}};
-  auto r = impl_->Call("POST", JoinPath({"v1", "applocks", ns, "release"}),
-                       &body, {}, impl_->options().io_timeout, Retry::kNever);
+  auto r = impl_->Call("POST", ApplockPath(ns, "release"),
+                       api::ReleaseBody(session, resource, owner, principal),
+                       {}, impl_->options().io_timeout, Retry::kNever);
   if (!r) return std::unexpected(r.error());
   return {};
 }
@@ -114,11 +101,10 @@ Result<std::string> Client::Mode(std::string_view ns, std::string_view session,
                                  std::string_view resource,
                                  std::string_view owner,
                                  std::string_view principal) {
-  auto r =
-      impl_->Call("GET",
-                  LockQuery(JoinPath({"v1", "applocks", ns, "mode"}), session,
-                            resource, owner, principal),
-                  nullptr, {}, impl_->options().io_timeout, Retry::kIdempotent);
+  auto r = impl_->Call(
+      "GET",
+      LockQuery(ApplockPath(ns, "mode"), session, resource, owner, principal),
+      nullptr, {}, impl_->options().io_timeout, Retry::kIdempotent);
   if (!r) return std::unexpected(r.error());
   AnswerReader reader(*r, "GET mode");
   std::string mode = reader.String("mode");
@@ -128,9 +114,8 @@ Result<std::string> Client::Mode(std::string_view ns, std::string_view session,
 Result<bool> Client::Test(std::string_view ns, std::string_view session,
                           std::string_view resource,
                           const AcquireOptions& options) {
-  std::string target =
-      LockQuery(JoinPath({"v1", "applocks", ns, "test"}), session, resource,
-                options.owner, options.principal);
+  std::string target = LockQuery(ApplockPath(ns, "test"), session, resource,
+                                 options.owner, options.principal);
   AddQuery(target, "mode", options.mode);
   auto r = impl_->Call("GET", std::move(target), nullptr, {},
                        impl_->options().io_timeout, Retry::kIdempotent);
@@ -141,7 +126,7 @@ Result<bool> Client::Test(std::string_view ns, std::string_view session,
 }
 
 Result<std::vector<LockInfo>> Client::ListLocks(std::string_view ns) {
-  auto r = impl_->Call("GET", JoinPath({"v1", "applocks", ns}), nullptr, {},
+  auto r = impl_->Call("GET", ApplockPath(ns), nullptr, {},
                        impl_->options().io_timeout, Retry::kIdempotent);
   if (!r) return std::unexpected(r.error());
   AnswerReader reader(*r, "GET /v1/applocks/{ns}");
@@ -168,8 +153,8 @@ Result<AcquireAllOutcome> Client::AcquireAll(std::string_view ns,
                                         {"timeout_ms", options.timeout.count()},
                                         {"principal", options.principal}};
   const Milliseconds wait = CallDeadline(impl_->options(), options.timeout);
-  auto r = impl_->Call("POST", JoinPath({"v1", "applocks", ns, "acquire-all"}),
-                       &body, {409}, wait, Retry::kNever);
+  auto r = impl_->Call("POST", ApplockPath(ns, "acquire-all"), &body, {409},
+                       wait, Retry::kNever);
   if (!r) return std::unexpected(r.error());
   AnswerReader reader(*r, "acquire-all");
   AcquireAllOutcome out;

@@ -8,14 +8,24 @@
 namespace leasehold::client {
 
 namespace json = boost::json;
-using detail::HttpAnswer;
-using detail::HttpConnection;
-using detail::HttpRequest;
+using http::Answer;
+using http::Connection;
 
 namespace {
 
+http::Address AddressOf(const detail::Endpoint& endpoint,
+                        const ClientOptions& options) {
+  // ParseUrl checked the port (1 to 65535).
+  return http::Address{
+      .host = endpoint.host,
+      .port = static_cast<std::uint16_t>(std::stoul(endpoint.port)),
+      .token = options.token,
+      .host_header = endpoint.host_header,
+      .user_agent = "leasehold-client"};
+}
+
 // The error of a non-accepted answer: the API's {"error":{code,message}}.
-Error ErrorFromAnswer(const HttpAnswer& answer, const json::value& body) {
+Error ErrorFromAnswer(const Answer& answer, const json::value& body) {
   Error e{"bad_response",
           "HTTP " + std::to_string(answer.status) + " without an API error",
           answer.status};
@@ -40,16 +50,31 @@ bool IsApiError(const json::value& body) {
 
 }  // namespace
 
-Client::Impl::Impl(ClientOptions options, detail::Endpoint endpoint)
-    : options_(std::move(options)), endpoint_(std::move(endpoint)) {}
-
-std::unique_ptr<HttpConnection> Client::Impl::NewConnection() const {
-  return std::make_unique<HttpConnection>(endpoint_, options_.token);
+http::Deadline DeadlineAfter(Milliseconds wait) {
+  if (wait.count() < 0) return std::nullopt;
+  return std::chrono::steady_clock::now() + wait;
 }
 
-std::unique_ptr<HttpConnection> Client::Impl::TakeIdle() {
+Error TransportError(const Connection& connection, const Answer& failed) {
+  const bool timeout = http::IsTimeout(failed.error);
+  return Error{timeout ? "timeout" : "unreachable",
+               std::string(timeout ? "no answer in time " : "") +
+                   std::string(http::StageName(failed.failed_in)) + " " +
+                   connection.address().host_header + ": " +
+                   failed.error.message(),
+               0};
+}
+
+Client::Impl::Impl(ClientOptions options, detail::Endpoint endpoint)
+    : options_(std::move(options)), address_(AddressOf(endpoint, options_)) {}
+
+std::unique_ptr<Connection> Client::Impl::NewConnection() const {
+  return std::make_unique<Connection>(address_);
+}
+
+std::unique_ptr<Connection> Client::Impl::TakeIdle() {
   while (true) {
-    std::unique_ptr<HttpConnection> c;
+    std::unique_ptr<Connection> c;
     {
       std::lock_guard lock(mu_);
       if (idle_.empty()) return NewConnection();
@@ -60,31 +85,33 @@ std::unique_ptr<HttpConnection> Client::Impl::TakeIdle() {
   }
 }
 
-void Client::Impl::ReturnIdle(std::unique_ptr<HttpConnection> connection) {
+void Client::Impl::ReturnIdle(std::unique_ptr<Connection> connection) {
   std::lock_guard lock(mu_);
   if (idle_.size() < kMaxIdle) idle_.push_back(std::move(connection));
 }
 
-Result<HttpAnswer> Client::Impl::Send(const HttpRequest& request,
-                                      Milliseconds wait, Retry retry) {
-  const detail::Deadline deadline = detail::DeadlineAfter(wait);
+Result<Answer> Client::Impl::Send(const HttpRequest& request, Milliseconds wait,
+                                  Retry retry) {
+  const http::Deadline deadline = DeadlineAfter(wait);
   try {
     for (int attempt = 0;; ++attempt) {
-      std::unique_ptr<HttpConnection> c = TakeIdle();
+      std::unique_ptr<Connection> c = TakeIdle();
       const bool reused = c->used();
-      auto answer = c->RoundTrip(request, deadline);
-      if (answer) {
-        if (answer->keep_alive) ReturnIdle(std::move(c));
+      Answer answer =
+          c->Request(request.method, request.target, request.body, deadline);
+      if (!answer.error) {
+        if (answer.keep_alive) ReturnIdle(std::move(c));
         return answer;
       }
+      const Error failed = TransportError(*c, answer);
       // A reused connection may have been closed by the server while idle.
       // Resend only if the server cannot have acted on the request: it was
       // not fully written, or acting twice changes nothing.
-      const bool stale = reused && answer.error().code == "unreachable" &&
-                         !c->answer_started();
+      const bool stale =
+          reused && failed.code == "unreachable" && !c->answer_started();
       const bool safe =
           c->failed_while_writing() || retry == Retry::kIdempotent;
-      if (attempt > 0 || !stale || !safe) return answer;
+      if (attempt > 0 || !stale || !safe) return std::unexpected(failed);
     }
   } catch (const std::exception& e) {  // e.g. std::bad_alloc
     return std::unexpected(Error{"unreachable", e.what(), 0});
@@ -95,8 +122,16 @@ Result<json::value> Client::Impl::Call(
     std::string_view method, std::string target, const json::value* body,
     const std::vector<unsigned>& accept_status, Milliseconds wait,
     Retry retry) {
-  HttpRequest request{std::string(method), std::move(target), ""};
-  if (body != nullptr) request.body = json::serialize(*body);
+  return Call(method, std::move(target),
+              body == nullptr ? std::string() : json::serialize(*body),
+              accept_status, wait, retry);
+}
+
+Result<json::value> Client::Impl::Call(
+    std::string_view method, std::string target, std::string body,
+    const std::vector<unsigned>& accept_status, Milliseconds wait,
+    Retry retry) {
+  HttpRequest request{std::string(method), std::move(target), std::move(body)};
   auto answer = Send(request, wait, retry);
   if (!answer) return std::unexpected(answer.error());
   json::value parsed;

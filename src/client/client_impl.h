@@ -7,8 +7,8 @@
 #include <mutex>
 #include <vector>
 
-#include "client/http_connection.h"
 #include "client/url.h"
+#include "http/connection.h"
 #include "leasehold/client.h"
 
 namespace leasehold::client {
@@ -17,6 +17,20 @@ namespace leasehold::client {
 // request had been written: only when a second arrival changes nothing.
 enum class Retry { kNever, kIdempotent };
 
+// The deadline `wait` from now; none when `wait` < 0.
+http::Deadline DeadlineAfter(Milliseconds wait);
+
+// The client's Error for a failed transport call: "timeout" or
+// "unreachable", with the step and the server in the message.
+Error TransportError(const http::Connection& connection,
+                     const http::Answer& failed);
+
+struct HttpRequest {
+  std::string method;
+  std::string target;
+  std::string body;  // sent with Content-Type: application/json if not empty
+};
+
 class Client::Impl {
  public:
   Impl(ClientOptions options, detail::Endpoint endpoint);
@@ -24,31 +38,37 @@ class Client::Impl {
   // One request, with one retry on a fresh connection when a reused
   // connection turns out to be stale and resending is safe. `wait` is the
   // deadline for the whole call (negative: none).
-  Result<detail::HttpAnswer> Send(const detail::HttpRequest& request,
-                                  Milliseconds wait, Retry retry);
+  Result<http::Answer> Send(const HttpRequest& request, Milliseconds wait,
+                            Retry retry);
 
   // Send, then the API's conventions: 2xx and `accept_status` answers give
   // the parsed body (null when empty), anything else an Error.
+  // `body` is JSON text (api_codec.h's), empty for none.
+  Result<boost::json::value> Call(std::string_view method, std::string target,
+                                  std::string body,
+                                  const std::vector<unsigned>& accept_status,
+                                  Milliseconds wait, Retry retry);
+  // As above with a JSON value for the body (nullptr: none).
   Result<boost::json::value> Call(std::string_view method, std::string target,
                                   const boost::json::value* body,
                                   const std::vector<unsigned>& accept_status,
                                   Milliseconds wait, Retry retry);
 
   // A dedicated, unpooled connection (for streams).
-  std::unique_ptr<detail::HttpConnection> NewConnection() const;
+  std::unique_ptr<http::Connection> NewConnection() const;
 
   const ClientOptions& options() const { return options_; }
 
  private:
   static constexpr std::size_t kMaxIdle = 16;
 
-  std::unique_ptr<detail::HttpConnection> TakeIdle();
-  void ReturnIdle(std::unique_ptr<detail::HttpConnection> connection);
+  std::unique_ptr<http::Connection> TakeIdle();
+  void ReturnIdle(std::unique_ptr<http::Connection> connection);
 
   const ClientOptions options_;
-  const detail::Endpoint endpoint_;
+  const http::Address address_;
   std::mutex mu_;
-  std::vector<std::unique_ptr<detail::HttpConnection>> idle_;  // guarded
+  std::vector<std::unique_ptr<http::Connection>> idle_;  // guarded
 };
 
 }  // namespace leasehold::client

@@ -3,21 +3,22 @@
 #include <boost/json/object.hpp>
 
 #include "client/answer_reader.h"
+#include "client/api_codec.h"
 #include "client/client_impl.h"
 
 namespace leasehold::client {
 
 namespace json = boost::json;
+using api::OperationPath;
+using api::OutboxPath;
 using detail::AnswerReader;
-using detail::JoinPath;
 
 Result<OperationStatus> Client::BeginOperation(std::string_view ns,
                                                std::string_view op_id,
                                                std::string_view session) {
   const json::value body = json::object{{"session", session}};
-  auto r =
-      impl_->Call("POST", JoinPath({"v1", "operations", ns, op_id, "begin"}),
-                  &body, {}, impl_->options().io_timeout, Retry::kNever);
+  auto r = impl_->Call("POST", OperationPath(ns, op_id, "begin"), &body, {},
+                       impl_->options().io_timeout, Retry::kNever);
   if (!r) return std::unexpected(r.error());
   AnswerReader reader(*r, "begin operation");
   OperationStatus out;
@@ -35,9 +36,8 @@ Result<void> Client::CompleteOperation(std::string_view ns,
                                        const json::value& outcome) {
   const json::value body =
       json::object{{"session", session}, {"outcome", outcome}};
-  auto r =
-      impl_->Call("POST", JoinPath({"v1", "operations", ns, op_id, "complete"}),
-                  &body, {}, impl_->options().io_timeout, Retry::kNever);
+  auto r = impl_->Call("POST", OperationPath(ns, op_id, "complete"), &body, {},
+                       impl_->options().io_timeout, Retry::kNever);
   if (!r) return std::unexpected(r.error());
   return {};
 }
@@ -51,7 +51,7 @@ Result<EnqueueOutcome> Client::Enqueue(std::string_view ns,
   if (!session.empty()) body["session"] = session;
   const json::value v = std::move(body);
   // Deduplicated by key, so a resend cannot enqueue twice.
-  auto r = impl_->Call("POST", JoinPath({"v1", "outbox", ns, topic}), &v, {},
+  auto r = impl_->Call("POST", OutboxPath(ns, topic), &v, {},
                        impl_->options().io_timeout, Retry::kIdempotent);
   if (!r) return std::unexpected(r.error());
   AnswerReader reader(*r, "enqueue");
@@ -68,8 +68,8 @@ Result<std::vector<OutboxMessage>> Client::Claim(std::string_view ns,
                                                  int max, Milliseconds lease) {
   const json::value body = json::object{
       {"consumer", consumer}, {"max", max}, {"lease_ms", lease.count()}};
-  auto r = impl_->Call("POST", JoinPath({"v1", "outbox", ns, topic, "claim"}),
-                       &body, {}, impl_->options().io_timeout, Retry::kNever);
+  auto r = impl_->Call("POST", OutboxPath(ns, topic, "claim"), &body, {},
+                       impl_->options().io_timeout, Retry::kNever);
   if (!r) return std::unexpected(r.error());
   AnswerReader reader(*r, "claim");
   std::vector<OutboxMessage> out;
@@ -94,9 +94,8 @@ Result<AckOutcome> Client::Ack(std::string_view ns, std::string_view topic,
       json::object{{"id", id}, {"claim_token", claim_token}};
   // Acks are idempotent on the server (a second ack with the same claim is
   // "already"), so a resend after a lost answer is safe.
-  auto r =
-      impl_->Call("POST", JoinPath({"v1", "outbox", ns, topic, "ack"}), &body,
-                  {423}, impl_->options().io_timeout, Retry::kIdempotent);
+  auto r = impl_->Call("POST", OutboxPath(ns, topic, "ack"), &body, {423},
+                       impl_->options().io_timeout, Retry::kIdempotent);
   if (!r) return std::unexpected(r.error());
   AnswerReader reader(*r, "ack");
   AckOutcome out;
@@ -108,8 +107,8 @@ Result<AckOutcome> Client::Ack(std::string_view ns, std::string_view topic,
 
 Result<OutboxCounts> Client::GetOutbox(std::string_view ns,
                                        std::string_view topic) {
-  auto r = impl_->Call("GET", JoinPath({"v1", "outbox", ns, topic}), nullptr,
-                       {}, impl_->options().io_timeout, Retry::kIdempotent);
+  auto r = impl_->Call("GET", OutboxPath(ns, topic), nullptr, {},
+                       impl_->options().io_timeout, Retry::kIdempotent);
   if (!r) return std::unexpected(r.error());
   AnswerReader reader(*r, "GET outbox");
   OutboxCounts out;

@@ -2,22 +2,17 @@
 #include <boost/json/object.hpp>
 
 #include "client/answer_reader.h"
+#include "client/api_codec.h"
 #include "client/client_impl.h"
 
 namespace leasehold::client {
 
 namespace json = boost::json;
-using detail::AddQuery;
+using api::AddQuery;
+using api::RecordPath;
 using detail::AnswerReader;
-using detail::JoinPath;
 
 namespace {
-
-std::string RecordPath(std::string_view ns, std::string_view key,
-                       std::string_view action = {}) {
-  return action.empty() ? JoinPath({"v1", "records", ns, key})
-                        : JoinPath({"v1", "records", ns, key, action});
-}
 
 RecordInfo RecordFrom(AnswerReader& r) {
   RecordInfo rec;
@@ -29,11 +24,6 @@ RecordInfo RecordFrom(AnswerReader& r) {
   rec.state = r.String("state");
   rec.fence = r.UintOr("fence", 0);
   return rec;
-}
-
-json::object ProofJson(const Proof& proof) {
-  if (!proof.token.empty()) return json::object{{"token", proof.token}};
-  return json::object{{"owner", proof.owner}};
 }
 
 // Save, checkin and delete answer alike: `done_field` true, or false with a
@@ -74,7 +64,7 @@ Result<RecordInfo> Client::Get(std::string_view ns, std::string_view key) {
 
 Result<RecordPage> Client::List(std::string_view ns,
                                 const ListOptions& options) {
-  std::string target = JoinPath({"v1", "records", ns});
+  std::string target = api::RecordsPath(ns);
   if (!options.state.empty()) AddQuery(target, "state", options.state);
   if (!options.prefix.empty()) AddQuery(target, "prefix", options.prefix);
   if (!options.after.empty()) AddQuery(target, "after", options.after);
@@ -98,65 +88,46 @@ Result<RecordPage> Client::List(std::string_view ns,
 Result<CheckoutOutcome> Client::Checkout(std::string_view ns,
                                          std::string_view key,
                                          const CheckoutOptions& options) {
-  json::object body{{"owner", options.owner}, {"ttl_ms", options.ttl.count()}};
-  if (!options.token.empty()) body["token"] = options.token;
-  const json::value request = std::move(body);
   // With the caller's token a second arrival is a renewal of the same lease.
   const Retry retry =
       options.token.empty() ? Retry::kNever : Retry::kIdempotent;
-  auto r = impl_->Call("POST", RecordPath(ns, key, "checkout"), &request, {423},
+  auto r = impl_->Call("POST", RecordPath(ns, key, "checkout"),
+                       api::CheckoutBody(options), {423},
                        impl_->options().io_timeout, retry);
   if (!r) return std::unexpected(r.error());
-  AnswerReader reader(*r, "checkout");
-  CheckoutOutcome out;
-  out.granted = reader.Bool("granted");
-  if (out.granted) {
-    out.renewed = reader.BoolOr("renewed", false);
-    out.token = reader.String("token");
-    out.fence = reader.Uint("fence");
-    out.locked_by = reader.OptionalString("locked_by").value_or(options.owner);
-    out.expires_at = reader.String("expires_at");
-  } else {
-    out.locked_by = reader.OptionalString("locked_by").value_or("");
-    out.expires_at = reader.OptionalString("lock_expires_at").value_or("");
-  }
-  return reader.Finish(std::move(out));
+  return api::ParseCheckoutAnswer(*r, options.owner);
 }
 
 Result<WriteOutcome> Client::Save(std::string_view ns, std::string_view key,
                                   const Proof& proof, std::string_view body,
                                   std::optional<std::int64_t> if_version) {
-  json::object request = ProofJson(proof);
-  request["body"] = body;
-  if (if_version) request["if_version"] = *if_version;
-  const json::value v = std::move(request);
   return WriteFrom(
-      impl_->Call("POST", RecordPath(ns, key, "save"), &v, {412, 423},
+      impl_->Call("POST", RecordPath(ns, key, "save"),
+                  api::SaveBody(proof, body, if_version), {412, 423},
                   impl_->options().io_timeout, Retry::kNever),
       "saved", "save");
 }
 
 Result<WriteOutcome> Client::Checkin(std::string_view ns, std::string_view key,
                                      const Proof& proof) {
-  const json::value v = ProofJson(proof);
   return WriteFrom(
-      impl_->Call("POST", RecordPath(ns, key, "checkin"), &v, {412, 423},
-                  impl_->options().io_timeout, Retry::kNever),
+      impl_->Call("POST", RecordPath(ns, key, "checkin"), api::ProofBody(proof),
+                  {412, 423}, impl_->options().io_timeout, Retry::kNever),
       "released", "checkin");
 }
 
 Result<WriteOutcome> Client::Delete(std::string_view ns, std::string_view key,
                                     const Proof& proof) {
-  const json::value v = ProofJson(proof);
-  return WriteFrom(impl_->Call("DELETE", RecordPath(ns, key), &v, {412, 423},
-                               impl_->options().io_timeout, Retry::kNever),
-                   "deleted", "delete");
+  return WriteFrom(
+      impl_->Call("DELETE", RecordPath(ns, key), api::ProofBody(proof),
+                  {412, 423}, impl_->options().io_timeout, Retry::kNever),
+      "deleted", "delete");
 }
 
 Result<std::int64_t> Client::Purge(std::string_view ns,
                                    Milliseconds older_than) {
   const json::value v = json::object{{"older_than_ms", older_than.count()}};
-  auto r = impl_->Call("POST", JoinPath({"v1", "records", ns, "purge"}), &v, {},
+  auto r = impl_->Call("POST", api::RecordsPath(ns, "purge"), &v, {},
                        impl_->options().io_timeout, Retry::kNever);
   if (!r) return std::unexpected(r.error());
   AnswerReader reader(*r, "purge");

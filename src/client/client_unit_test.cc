@@ -3,6 +3,7 @@
 
 #include <vector>
 
+#include "client/api_codec.h"
 #include "client/sse_parser.h"
 #include "client/url.h"
 
@@ -40,11 +41,11 @@ TEST(ParseUrl, RefusesWhatItCannotUse) {
 }
 
 TEST(Targets, SegmentsAndQueriesAreEncoded) {
-  EXPECT_EQ(JoinPath({"v1", "records", "ns", "a/b c"}),
+  EXPECT_EQ(api::JoinPath({"v1", "records", "ns", "a/b c"}),
             "/v1/records/ns/a%2Fb%20c");
   std::string t = "/x";
-  AddQuery(t, "resource", "invoice:481&x");
-  AddQuery(t, "owner", "Session");
+  api::AddQuery(t, "resource", "invoice:481&x");
+  api::AddQuery(t, "owner", "Session");
   EXPECT_EQ(t, "/x?resource=invoice:481%26x&owner=Session");
 }
 

@@ -52,41 +52,4 @@ Result<Endpoint> ParseUrl(std::string_view url) {
   return e;
 }
 
-std::string PercentEncode(std::string_view text) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  out.reserve(text.size());
-  for (const char ch : text) {
-    const auto c = static_cast<unsigned char>(ch);
-    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                       (c >= '0' && c <= '9') || c == '-' || c == '_' ||
-                       c == '.' || c == '~' || c == ':';
-    if (plain) {
-      out.push_back(ch);
-    } else {
-      out.push_back('%');
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 15]);
-    }
-  }
-  return out;
-}
-
-std::string JoinPath(std::initializer_list<std::string_view> segments) {
-  std::string out;
-  for (const std::string_view s : segments) {
-    out.push_back('/');
-    out += PercentEncode(s);
-  }
-  return out;
-}
-
-void AddQuery(std::string& target, std::string_view key,
-              std::string_view value) {
-  target.push_back(target.find('?') == std::string::npos ? '?' : '&');
-  target += PercentEncode(key);
-  target.push_back('=');
-  target += PercentEncode(value);
-}
-
 }  // namespace leasehold::client::detail

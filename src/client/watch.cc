@@ -1,6 +1,7 @@
 // Client::Watch: the GET /v1/events stream on a connection of its own.
 #include <algorithm>
 
+#include "client/api_codec.h"
 #include "client/client_impl.h"
 #include "client/sse_parser.h"
 
@@ -16,30 +17,37 @@ constexpr Milliseconds kStreamSilence{45'000};
 
 Result<void> Client::Watch(std::string_view ns,
                            const std::function<bool(const Event&)>& on_event) {
-  std::string target = "/v1/events";
-  if (!ns.empty()) detail::AddQuery(target, "ns", ns);
+  const std::string target = api::EventsPath(ns);
   auto connection = impl_->NewConnection();
   const Milliseconds io = impl_->options().io_timeout;
-  auto status =
-      connection->StartStream({"GET", target, ""}, detail::DeadlineAfter(io));
-  if (!status) return std::unexpected(status.error());
-  if (*status != 200) {
-    return std::unexpected(
-        Error{"bad_response",
-              "GET " + target + " answered HTTP " + std::to_string(*status),
-              *status});
+  const http::Answer started =
+      connection->StartStream(http::Method::kGet, target, DeadlineAfter(io));
+  if (started.error) {
+    return std::unexpected(TransportError(*connection, started));
+  }
+  if (started.status != 200) {
+    return std::unexpected(Error{
+        "bad_response",
+        "GET " + target + " answered HTTP " + std::to_string(started.status),
+        started.status});
   }
   detail::SseParser parser(on_event);
   const Milliseconds silence = std::max(io, kStreamSilence);
   char buffer[8192];
   while (true) {
-    auto n = connection->ReadBody(buffer, sizeof buffer,
-                                  detail::DeadlineAfter(silence));
-    if (!n) {
-      return std::unexpected(Error{"unreachable", n.error().message, 0});
+    const auto n =
+        connection->ReadBody(buffer, sizeof buffer, DeadlineAfter(silence));
+    if (n.error) {
+      // A stream that went silent is as gone as one that broke.
+      return std::unexpected(Error{
+          "unreachable",
+          std::string(http::IsTimeout(n.error) ? "no answer in time " : "") +
+              "reading the stream from " + connection->address().host_header +
+              ": " + n.error.message(),
+          0});
     }
-    if (*n == 0) return {};  // the server ended the stream
-    if (!parser.Feed(std::string_view(buffer, *n))) return {};
+    if (n.size == 0) return {};  // the server ended the stream
+    if (!parser.Feed(std::string_view(buffer, n.size))) return {};
   }
 }
 

@@ -1,12 +1,14 @@
 // The applock and hot scenarios: acquire + release through one session.
 #include <fmt/format.h>
 
+#include "client/api_codec.h"
 #include "loadgen/scenarios.h"
 #include "loadgen/session_calls.h"
 
 namespace leasehold::loadgen {
 
 namespace asio = boost::asio;
+namespace api = client::api;
 
 namespace {
 
@@ -17,24 +19,26 @@ asio::awaitable<void> AcquireReleaseLoop(Worker& w, const std::string& session,
                                          std::int64_t timeout_ms,
                                          Choose choose) {
   const BenchOptions& o = w.options();
-  const std::string acquire = "/v1/applocks/" + o.ns + "/acquire";
-  const std::string release = "/v1/applocks/" + o.ns + "/release";
+  const std::string acquire = api::ApplockPath(o.ns, "acquire");
+  const std::string release = api::ApplockPath(o.ns, "release");
+  const client::AcquireOptions exclusive{
+      .mode = "Exclusive",
+      .owner = "Session",
+      .timeout = client::Milliseconds(timeout_ms),
+      .principal = "public"};
   while (w.Running()) {
     const std::string resource = choose();
     const auto start = SteadyClock::now();
     const Verdict got = co_await w.Call(
-        Method::kPost, acquire,
-        fmt::format(R"({{"session":"{}","resource":"{}","mode":"Exclusive",)"
-                    R"("owner":"Session","timeout_ms":{}}})",
-                    session, resource, timeout_ms),
+        Method::kPost, acquire, api::AcquireBody(session, resource, exclusive),
         200, 409);
     if (got == Verdict::kError) co_return;
     if (got == Verdict::kRefused) continue;
-    const Verdict freed = co_await w.Call(
-        Method::kPost, release,
-        fmt::format(R"({{"session":"{}","resource":"{}","owner":"Session"}})",
-                    session, resource),
-        200);
+    const Verdict freed =
+        co_await w.Call(Method::kPost, release,
+                        api::ReleaseBody(session, resource, exclusive.owner,
+                                         exclusive.principal),
+                        200);
     if (freed != Verdict::kOk) co_return;
     w.RecordPair(start);
   }

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "loadgen/http_connection.h"
+#include "loadgen/transport.h"
 
 namespace leasehold::loadgen {
 

@@ -1,11 +1,13 @@
 // The checkout scenario: durable checkout + checkin of random keys.
 #include <fmt/format.h>
 
+#include "client/api_codec.h"
 #include "loadgen/scenarios.h"
 
 namespace leasehold::loadgen {
 
 namespace asio = boost::asio;
+namespace api = client::api;
 
 namespace {
 constexpr int kLeaseTtlMs = 60'000;
@@ -14,19 +16,21 @@ constexpr int kLeaseTtlMs = 60'000;
 asio::awaitable<void> CheckoutLoop(Worker& w) {
   const BenchOptions& o = w.options();
   const std::string owner = fmt::format("bench-owner-{}", w.index());
-  const std::string checkout_body =
-      fmt::format(R"({{"owner":"{}","ttl_ms":{}}})", owner, kLeaseTtlMs);
-  const std::string checkin_body = fmt::format(R"({{"owner":"{}"}})", owner);
-  const std::string prefix = "/v1/records/" + o.ns + "/k";
+  const std::string checkout_body = api::CheckoutBody(
+      {.owner = owner, .ttl = client::Milliseconds(kLeaseTtlMs), .token = ""});
+  const std::string checkin_body =
+      api::ProofBody({.owner = owner, .token = ""});
   while (w.Running()) {
-    const std::string key = prefix + std::to_string(w.Random(o.keys));
+    const std::string key = fmt::format("k{}", w.Random(o.keys));
     const auto start = SteadyClock::now();
-    const Verdict got = co_await w.Call(Method::kPost, key + "/checkout",
-                                        checkout_body, 200, 423);
+    const Verdict got =
+        co_await w.Call(Method::kPost, api::RecordPath(o.ns, key, "checkout"),
+                        checkout_body, 200, 423);
     if (got == Verdict::kError) co_return;
     if (got == Verdict::kRefused) continue;
     const Verdict freed =
-        co_await w.Call(Method::kPost, key + "/checkin", checkin_body, 200);
+        co_await w.Call(Method::kPost, api::RecordPath(o.ns, key, "checkin"),
+                        checkin_body, 200);
     if (freed != Verdict::kOk) co_return;
     w.RecordPair(start);
   }

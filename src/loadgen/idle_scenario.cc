@@ -1,12 +1,14 @@
 // The idle scenario's set-up and tear-down: many sessions holding many locks.
 #include <fmt/format.h>
 
+#include "client/api_codec.h"
 #include "loadgen/scenarios.h"
 #include "loadgen/session_calls.h"
 
 namespace leasehold::loadgen {
 
 namespace asio = boost::asio;
+namespace api = client::api;
 
 namespace {
 // Idle sessions outlive any build without keepalive; they are ended at the
@@ -17,7 +19,11 @@ constexpr std::chrono::milliseconds kIdleTtl{3'600'000};
 asio::awaitable<void> IdleBuild(Worker& w, int connections,
                                 std::vector<std::string>& ids) {
   const BenchOptions& o = w.options();
-  const std::string acquire = "/v1/applocks/" + o.ns + "/acquire";
+  const std::string acquire = api::ApplockPath(o.ns, "acquire");
+  const client::AcquireOptions exclusive{.mode = "Exclusive",
+                                         .owner = "Session",
+                                         .timeout = client::Milliseconds(0),
+                                         .principal = "public"};
   for (int s = w.index(); s < o.idle_sessions; s += connections) {
     const auto session =
         co_await OpenSession(w, fmt::format("bench-idle-{}", s), kIdleTtl);
@@ -26,10 +32,8 @@ asio::awaitable<void> IdleBuild(Worker& w, int connections,
     for (int j = 0; j < o.locks_per_session; ++j) {
       const Verdict v = co_await w.Call(
           Method::kPost, acquire,
-          fmt::format(
-              R"({{"session":"{}","resource":"idle-{}-{}",)"
-              R"("mode":"Exclusive","owner":"Session","timeout_ms":0}})",
-              *session, s, j),
+          api::AcquireBody(*session, fmt::format("idle-{}-{}", s, j),
+                           exclusive),
           200);
       if (v != Verdict::kOk) co_return;
     }

@@ -110,16 +110,17 @@ std::uint64_t Worker::Random(std::uint64_t n) {
   return std::uniform_int_distribution<std::uint64_t>(0, n - 1)(random_);
 }
 
-asio::awaitable<Verdict> Worker::Call(Method method, std::string_view target,
+asio::awaitable<Verdict> Worker::Call(std::string_view method,
+                                      std::string_view target,
                                       std::string_view body, unsigned ok,
                                       unsigned refused,
                                       std::string* answer_body) {
   const auto start = SteadyClock::now();
-  HttpAnswer answer = co_await connection_.Request(method, target, body);
+  HttpAnswer answer = co_await connection_.AsyncRequest(method, target, body);
   const auto end = SteadyClock::now();
   if (InWindow(end)) tally_.requests.Record(end - start);
   if (answer.error) {
-    Error(std::string(MethodName(method)) + " " + std::string(target) + ": " +
+    Error(std::string(method) + " " + std::string(target) + ": " +
           answer.error.message());
     co_return Verdict::kError;
   }
@@ -129,7 +130,7 @@ asio::awaitable<Verdict> Worker::Call(Method method, std::string_view target,
     ++tally_.refused;
     co_return Verdict::kRefused;
   }
-  Error(std::string(MethodName(method)) + " " + std::string(target) + ": " +
+  Error(std::string(method) + " " + std::string(target) + ": " +
         std::to_string(answer.status) + " " +
         answer.body.substr(0, kSampleBodyChars));
   co_return Verdict::kError;

@@ -20,9 +20,9 @@
 #include <vector>
 
 #include "loadgen/bench_options.h"
-#include "loadgen/http_connection.h"
 #include "loadgen/latency_histogram.h"
 #include "loadgen/store_counters.h"
+#include "loadgen/transport.h"
 
 namespace leasehold::loadgen {
 
@@ -56,7 +56,8 @@ class Worker {
   // Sends a request, records its latency when it completes inside the
   // window, and judges it: `ok` is the expected status, `refused` (0: none)
   // the expected refusal. Anything else counts as an error.
-  boost::asio::awaitable<Verdict> Call(Method method, std::string_view target,
+  boost::asio::awaitable<Verdict> Call(std::string_view method,
+                                       std::string_view target,
                                        std::string_view body, unsigned ok,
                                        unsigned refused = 0,
                                        std::string* answer_body = nullptr);

@@ -1,34 +1,34 @@
 #include "loadgen/session_calls.h"
 
-#include <fmt/format.h>
-#include <boost/json.hpp>
+#include <boost/json/parse.hpp>
+
+#include "client/api_codec.h"
 
 namespace leasehold::loadgen {
 
 namespace asio = boost::asio;
 namespace json = boost::json;
+namespace api = client::api;
 
 asio::awaitable<std::optional<std::string>> OpenSession(
     Worker& w, std::string name, std::chrono::milliseconds ttl) {
-  const std::string body =
-      fmt::format(R"({{"name":"{}","ttl_ms":{}}})", name, ttl.count());
   std::string answer;
   const Verdict v =
-      co_await w.Call(Method::kPost, "/v1/sessions", body, 201, 0, &answer);
+      co_await w.Call(Method::kPost, api::SessionsPath(),
+                      api::OpenSessionBody(name, ttl), 201, 0, &answer);
   if (v != Verdict::kOk) co_return std::nullopt;
   boost::system::error_code ec;
   const json::value parsed = json::parse(answer, ec);
-  const json::value* id = nullptr;
-  if (!ec && parsed.is_object()) id = parsed.as_object().if_contains("id");
-  if (id == nullptr || !id->is_string()) {
+  auto session = api::ParseSession(parsed, "POST /v1/sessions");
+  if (ec || !session) {
     w.Error("POST /v1/sessions: no \"id\" in " + answer);
     co_return std::nullopt;
   }
-  co_return std::string(id->as_string());
+  co_return std::move(session->id);
 }
 
 asio::awaitable<void> EndSession(Worker& w, const std::string& id) {
-  co_await w.Call(Method::kDelete, "/v1/sessions/" + id, "", 204);
+  co_await w.Call(Method::kDelete, api::SessionPath(id), "", 204);
 }
 
 std::chrono::milliseconds TtlForPhase(const BenchOptions& o) {

@@ -41,7 +41,7 @@ std::optional<StoreCounters> ParseStoreCounters(std::string_view metrics) {
 boost::asio::awaitable<std::optional<StoreCounters>> ReadStoreCounters(
     HttpConnection& connection) {
   const HttpAnswer answer =
-      co_await connection.Request(Method::kGet, "/metrics", "");
+      co_await connection.AsyncRequest(Method::kGet, "/metrics", "");
   if (answer.error || answer.status != 200) co_return std::nullopt;
   co_return ParseStoreCounters(answer.body);
 }

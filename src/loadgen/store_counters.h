@@ -8,7 +8,7 @@
 #include <optional>
 #include <string_view>
 
-#include "loadgen/http_connection.h"
+#include "loadgen/transport.h"
 
 namespace leasehold::loadgen {
 

@@ -1,29 +1,24 @@
 #include "tests/testing/server_process.h"
 
-#include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
-#include <boost/asio/connect.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
+#include <boost/system/system_error.hpp>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <stdexcept>
-#include <thread>
-#include <vector>
 
-extern char** environ;
+#include "http/connection.h"
+#include "http/spawned_server.h"
 
 namespace leasehold::testing {
 
-namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
-using tcp = asio::ip::tcp;
+namespace {
+
+// Throws what failed, so that the test stops there.
+void Check(const boost::system::error_code& ec, const char* what) {
+  if (ec) throw boost::system::system_error(ec, what);
+}
+
+}  // namespace
 
 std::string HttpAnswer::error_code() const {
   if (!json.is_object()) return "";
@@ -34,15 +29,16 @@ std::string HttpAnswer::error_code() const {
 
 class HttpClient::Impl {
  public:
-  explicit Impl(std::uint16_t port) : port_(port), stream_(io_) { Connect(); }
-  void Connect() {
-    stream_.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port_));
+  explicit Impl(std::uint16_t port)
+      : connection({.host = "127.0.0.1",
+                    .port = port,
+                    .token = "",
+                    .host_header = "",
+                    .user_agent = ""}) {
+    Check(connection.Connect(), "connect");
   }
-  std::uint16_t port_;
-  asio::io_context io_;
-  beast::tcp_stream stream_;
-  beast::flat_buffer buffer_;
-  std::string authorization_;
+  http::Connection connection;
+  bool head = false;  // the last request sent was a HEAD
 };
 
 HttpClient::HttpClient(std::uint16_t port)
@@ -50,7 +46,7 @@ HttpClient::HttpClient(std::uint16_t port)
 HttpClient::~HttpClient() = default;
 
 void HttpClient::SetBearerToken(const std::string& token) {
-  impl_->authorization_ = token.empty() ? "" : "Bearer " + token;
+  impl_->connection.SetToken(token);
 }
 
 std::string LeaseholdBinary() { return LEASEHOLD_BINARY; }
@@ -69,34 +65,19 @@ CommandRun RunShell(const std::string& command) {
 
 void HttpClient::Send(const std::string& method, const std::string& target,
                       const std::string& body) {
-  http::request<http::string_body> req{http::string_to_verb(method), target,
-                                       11};
-  req.set(http::field::host, "127.0.0.1");
-  req.set(http::field::content_type, "application/json");
-  if (!impl_->authorization_.empty()) {
-    req.set(http::field::authorization, impl_->authorization_);
-  }
-  req.keep_alive(true);
-  req.body() = body;
-  req.prepare_payload();
-  http::write(impl_->stream_, req);
+  impl_->head = method == "HEAD";
+  const http::Answer sent = impl_->connection.Send(method, target, body);
+  Check(sent.error, "send");
 }
 
 HttpAnswer HttpClient::Receive() {
-  http::response_parser<http::string_body> parser;
-  parser.body_limit(64 << 20);
-  http::read(impl_->stream_, impl_->buffer_, parser);
+  const http::Answer got = impl_->connection.Receive(impl_->head);
+  Check(got.error, "receive");
   HttpAnswer a;
-  a.status = parser.get().result_int();
-  a.body = parser.get().body();
+  a.status = got.status;
+  a.body = got.body;
   boost::system::error_code ec;
   if (!a.body.empty()) a.json = boost::json::parse(a.body, ec);
-  if (!parser.get().keep_alive()) {
-    beast::error_code ignored;
-    impl_->stream_.socket().close(ignored);
-    impl_->buffer_.clear();
-    impl_->Connect();
-  }
   return a;
 }
 
@@ -107,30 +88,23 @@ HttpAnswer HttpClient::Request(const std::string& method,
   return Receive();
 }
 
-void HttpClient::Close() {
-  beast::error_code ec;
-  impl_->stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
-  impl_->stream_.socket().close(ec);
-}
+void HttpClient::Close() { impl_->connection.Close(); }
 
 std::string HttpClient::Raw(const std::string& bytes) {
-  asio::write(impl_->stream_.socket(), asio::buffer(bytes));
+  Check(impl_->connection.WriteRaw(bytes), "write");
   std::string out;
-  beast::error_code ec;
   char buf[4096];
   while (true) {
-    const std::size_t n =
-        impl_->stream_.socket().read_some(asio::buffer(buf), ec);
-    out.append(buf, n);
-    if (ec || out.find("\r\n\r\n") != std::string::npos) {
-      if (ec) break;
-      // Read the body too, if the answer says how long it is.
-      const auto cl = out.find("Content-Length: ");
-      const auto head_end = out.find("\r\n\r\n") + 4;
-      if (cl == std::string::npos) break;
-      const std::size_t len = std::stoul(out.substr(cl + 16));
-      if (out.size() >= head_end + len) break;
-    }
+    const auto got = impl_->connection.ReadRaw(buf, sizeof buf, std::nullopt);
+    out.append(buf, got.size);
+    if (got.error) break;
+    const auto head_end = out.find("\r\n\r\n");
+    if (head_end == std::string::npos) continue;
+    // Read the body too, if the answer says how long it is.
+    const auto cl = out.find("Content-Length: ");
+    if (cl == std::string::npos) break;
+    const std::size_t len = std::stoul(out.substr(cl + 16));
+    if (out.size() >= head_end + 4 + len) break;
   }
   return out;
 }
@@ -138,19 +112,13 @@ std::string HttpClient::Raw(const std::string& bytes) {
 std::string HttpClient::ReadStreamUntil(const std::string& needle,
                                         std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  timeval tv{0, 50'000};  // wake every 50 ms to check the deadline
-  setsockopt(impl_->stream_.socket().native_handle(), SOL_SOCKET, SO_RCVTIMEO,
-             &tv, sizeof tv);
-  std::string out(static_cast<const char*>(impl_->buffer_.data().data()),
-                  impl_->buffer_.size());
-  impl_->buffer_.consume(impl_->buffer_.size());
+  std::string out;
   char buf[4096];
   while (out.find(needle) == std::string::npos &&
          std::chrono::steady_clock::now() < deadline) {
-    const ssize_t n =
-        ::recv(impl_->stream_.socket().native_handle(), buf, sizeof buf, 0);
-    if (n > 0) out.append(buf, static_cast<std::size_t>(n));
-    if (n == 0) break;
+    const auto got = impl_->connection.ReadRaw(buf, sizeof buf, deadline);
+    out.append(buf, got.size);
+    if (got.error && !http::IsTimeout(got.error)) break;
   }
   return out;
 }
@@ -158,73 +126,20 @@ std::string HttpClient::ReadStreamUntil(const std::string& needle,
 ServerProcess::ServerProcess(const std::string& data_dir,
                              const std::string& config,
                              const std::vector<std::string>& env) {
-  const std::string port_file = data_dir + ".port";
-  std::filesystem::remove(port_file);
-  std::vector<std::string> args = {LEASEHOLD_BINARY, "serve",  "--listen",
-                                   "127.0.0.1:0",    "--data", data_dir,
-                                   "--port-file",    port_file};
-  if (!config.empty()) {
-    args.push_back("--config");
-    args.push_back(config);
-  }
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  std::vector<std::string> env_text(env);
-  std::vector<char*> envp;
-  for (char** e = environ; *e != nullptr; ++e) envp.push_back(*e);
-  for (auto& e : env_text) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  if (posix_spawn(&pid_, argv[0], nullptr, nullptr, argv.data(), envp.data()) !=
-      0) {
-    throw std::runtime_error("cannot start leasehold serve");
-  }
-  for (int i = 0; i < 1000; ++i) {
-    std::ifstream in(port_file);
-    int port = 0;
-    if (in >> port && port > 0) {
-      port_ = static_cast<std::uint16_t>(port);
-      return;
-    }
-    int status = 0;
-    if (waitpid(pid_, &status, WNOHANG) == pid_) {
-      pid_ = -1;
-      throw std::runtime_error("leasehold serve exited at start");
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  throw std::runtime_error("leasehold serve did not start within 10 s");
+  auto started = http::SpawnedServer::Start({.binary = LEASEHOLD_BINARY,
+                                             .data_dir = data_dir,
+                                             .config = config,
+                                             .env = env,
+                                             .log_to_file = false});
+  if (!started) throw std::runtime_error(started.error());
+  server_ = std::move(*started);
 }
 
-ServerProcess::~ServerProcess() {
-  if (pid_ <= 0) return;
-  kill(pid_, SIGTERM);
-  for (int i = 0; i < 500; ++i) {
-    if (waitpid(pid_, nullptr, WNOHANG) == pid_) return;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  Kill();
-}
+ServerProcess::~ServerProcess() = default;
 
-int ServerProcess::Terminate() {
-  kill(pid_, SIGTERM);
-  int status = 0;
-  waitpid(pid_, &status, 0);
-  pid_ = -1;
-  return status;
-}
-
-int ServerProcess::Wait() {
-  int status = 0;
-  waitpid(pid_, &status, 0);
-  pid_ = -1;
-  return status;
-}
-
-void ServerProcess::Kill() {
-  kill(pid_, SIGKILL);
-  waitpid(pid_, nullptr, 0);
-  pid_ = -1;
-}
+std::uint16_t ServerProcess::port() const { return server_->port(); }
+int ServerProcess::Terminate() { return server_->Terminate(); }
+int ServerProcess::Wait() { return server_->Wait(); }
+void ServerProcess::Kill() { server_->Kill(); }
 
 }  // namespace leasehold::testing

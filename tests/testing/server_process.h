@@ -1,10 +1,10 @@
 // ServerProcess: a real `leasehold serve` on an ephemeral loopback port, in
 // its own data directory, for integration tests; and HttpClient, a small
-// blocking HTTP/1.1 client (Beast) to talk to it.
+// blocking HTTP/1.1 client to talk to it. Both are the test-facing faces of
+// src/http (SpawnedServer and Connection): failures throw here, so that a
+// test stops at them.
 #ifndef LEASEHOLD_TESTS_TESTING_SERVER_PROCESS_H_
 #define LEASEHOLD_TESTS_TESTING_SERVER_PROCESS_H_
-
-#include <sys/types.h>
 
 #include <boost/json.hpp>
 #include <chrono>
@@ -66,6 +66,14 @@ struct CommandRun {
 // Runs `command` with /bin/sh, as a script would, and waits for it.
 CommandRun RunShell(const std::string& command);
 
+}  // namespace leasehold::testing
+
+namespace leasehold::http {
+class SpawnedServer;
+}  // namespace leasehold::http
+
+namespace leasehold::testing {
+
 class ServerProcess {
  public:
   // Starts `leasehold serve` with `data_dir` (and `config`, if not empty),
@@ -75,7 +83,7 @@ class ServerProcess {
                 const std::vector<std::string>& env = {});
   ~ServerProcess();  // SIGTERM, then SIGKILL if it does not stop
 
-  std::uint16_t port() const { return port_; }
+  std::uint16_t port() const;
   // SIGTERM and wait; returns the exit status (as from waitpid).
   int Terminate();
   void Kill();  // SIGKILL and wait
@@ -83,8 +91,7 @@ class ServerProcess {
   int Wait();
 
  private:
-  pid_t pid_ = -1;
-  std::uint16_t port_ = 0;
+  std::unique_ptr<http::SpawnedServer> server_;
 };
 
 }  // namespace leasehold::testing

@@ -6,8 +6,8 @@
 #include <memory>
 #include <string>
 
-#include "loadgen/http_connection.h"
 #include "loadgen/targets/target.h"
+#include "loadgen/transport.h"
 
 namespace leasehold::loadgen {
 

@@ -4,12 +4,16 @@
 // checkout and check-in of API.md, each answered once on disk.
 #include <fmt/format.h>
 
+#include <boost/json/parse.hpp>
 #include <thread>
 #include <vector>
 
+#include "client/api_codec.h"
 #include "loadgen/targets/factories.h"
 
 namespace leasehold::loadgen {
+
+namespace api = client::api;
 
 namespace {
 
@@ -17,6 +21,14 @@ constexpr int kSessionTtlMs = 3'600'000;  // outlives any run, no keepalive
 constexpr int kLeaseTtlMs = 60'000;
 constexpr std::uint64_t kIdleLocksPerSession = 100;
 constexpr int kIdleBuilders = 4;
+
+// Session-owned Exclusive locks waiting up to `wait`.
+client::AcquireOptions Exclusive(std::chrono::milliseconds wait) {
+  return {.mode = "Exclusive",
+          .owner = "Session",
+          .timeout = wait,
+          .principal = "public"};
+}
 
 std::string Resource(std::uint64_t name) {
   return name == kHotName ? "hot" : fmt::format("r{}", name);
@@ -35,19 +47,19 @@ Status Unexpected(std::string_view what, const HttpAnswer& a) {
 Result<std::string> OpenSession(BlockingHttpConnection& http,
                                 std::string_view name) {
   const HttpAnswer a = http.Request(
-      Method::kPost, "/v1/sessions",
-      fmt::format(R"({{"name":"{}","ttl_ms":{}}})", name, kSessionTtlMs));
-  const std::string_view key = R"("id":")";
-  const std::size_t at = a.body.find(key);
-  if (a.error || a.status != 201 || at == std::string::npos) {
+      Method::kPost, api::SessionsPath(),
+      api::OpenSessionBody(name, std::chrono::milliseconds(kSessionTtlMs)));
+  boost::system::error_code ec;
+  const auto parsed = boost::json::parse(a.body, ec);
+  auto session = api::ParseSession(parsed, "POST /v1/sessions");
+  if (a.error || a.status != 201 || ec || !session) {
     return std::unexpected(Unexpected("POST /v1/sessions", a));
   }
-  const std::size_t start = at + key.size();
-  return a.body.substr(start, a.body.find('"', start) - start);
+  return std::move(session->id);
 }
 
 Status EndSession(BlockingHttpConnection& http, const std::string& id) {
-  const HttpAnswer a = http.Request(Method::kDelete, "/v1/sessions/" + id, "");
+  const HttpAnswer a = http.Request(Method::kDelete, api::SessionPath(id), "");
   if (a.error || a.status != 204) return Unexpected("DELETE session", a);
   return Status::Ok();
 }
@@ -56,9 +68,9 @@ class LeaseholdClient final : public TargetClient {
  public:
   LeaseholdClient(ServerAddress address, const std::string& ns, int index)
       : http_(std::move(address)),
-        acquire_("/v1/applocks/" + ns + "/acquire"),
-        release_("/v1/applocks/" + ns + "/release"),
-        records_("/v1/records/" + ns + "/k"),
+        ns_(ns),
+        acquire_(api::ApplockPath(ns, "acquire")),
+        release_(api::ApplockPath(ns, "release")),
         owner_(fmt::format("bench-owner-{}", index)) {}
 
   ~LeaseholdClient() override {
@@ -76,9 +88,7 @@ class LeaseholdClient final : public TargetClient {
                        std::chrono::milliseconds wait) override {
     const HttpAnswer a = http_.Request(
         Method::kPost, acquire_,
-        fmt::format(R"({{"session":"{}","resource":"{}","mode":"Exclusive",)"
-                    R"("owner":"Session","timeout_ms":{}}})",
-                    session_, Resource(name), wait.count()));
+        api::AcquireBody(session_, Resource(name), Exclusive(wait)));
     if (!a.error && a.status == 200) return true;
     if (!a.error && a.status == 409) return false;
     return std::unexpected(Unexpected("acquire", a));
@@ -87,32 +97,34 @@ class LeaseholdClient final : public TargetClient {
   Status Release(std::uint64_t name) override {
     const HttpAnswer a = http_.Request(
         Method::kPost, release_,
-        fmt::format(R"({{"session":"{}","resource":"{}","owner":"Session"}})",
-                    session_, Resource(name)));
+        api::ReleaseBody(session_, Resource(name), "Session", "public"));
     if (a.error || a.status != 200) return Unexpected("release", a);
     return Status::Ok();
   }
 
   Result<bool> Checkout(std::uint64_t key) override {
     const HttpAnswer a = http_.Request(
-        Method::kPost, fmt::format("{}{}/checkout", records_, key),
-        fmt::format(R"({{"owner":"{}","ttl_ms":{}}})", owner_, kLeaseTtlMs));
+        Method::kPost,
+        api::RecordPath(ns_, fmt::format("k{}", key), "checkout"),
+        api::CheckoutBody({.owner = owner_,
+                           .ttl = std::chrono::milliseconds(kLeaseTtlMs),
+                           .token = ""}));
     if (!a.error && a.status == 200) return true;
     if (!a.error && a.status == 423) return false;
     return std::unexpected(Unexpected("checkout", a));
   }
 
   Status Checkin(std::uint64_t key) override {
-    const HttpAnswer a =
-        http_.Request(Method::kPost, fmt::format("{}{}/checkin", records_, key),
-                      fmt::format(R"({{"owner":"{}"}})", owner_));
+    const HttpAnswer a = http_.Request(
+        Method::kPost, api::RecordPath(ns_, fmt::format("k{}", key), "checkin"),
+        api::ProofBody({.owner = owner_, .token = ""}));
     if (a.error || a.status != 200) return Unexpected("checkin", a);
     return Status::Ok();
   }
 
  private:
   BlockingHttpConnection http_;
-  const std::string acquire_, release_, records_, owner_;
+  const std::string ns_, acquire_, release_, owner_;
   std::string session_;
 };
 
@@ -159,19 +171,17 @@ class LeaseholdIdle final : public IdleLocks {
   Status BuildSome(int t, std::uint64_t sessions, std::uint64_t count,
                    std::vector<std::string>& ids) {
     BlockingHttpConnection http(address_);
-    const std::string acquire = "/v1/applocks/" + ns_ + "/acquire";
+    const std::string acquire = api::ApplockPath(ns_, "acquire");
     for (std::uint64_t s = t; s < sessions; s += kIdleBuilders) {
       auto id = OpenSession(http, fmt::format("bench-idle-{}", s));
       if (!id) return id.error();
       ids.push_back(*id);
       const std::uint64_t end = std::min(count, (s + 1) * kIdleLocksPerSession);
       for (std::uint64_t j = s * kIdleLocksPerSession; j < end; ++j) {
-        const HttpAnswer a =
-            http.Request(Method::kPost, acquire,
-                         fmt::format(R"({{"session":"{}","resource":"idle-{}",)"
-                                     R"("mode":"Exclusive","owner":"Session",)"
-                                     R"("timeout_ms":0}})",
-                                     *id, j));
+        const HttpAnswer a = http.Request(
+            Method::kPost, acquire,
+            api::AcquireBody(*id, fmt::format("idle-{}", j),
+                             Exclusive(std::chrono::milliseconds(0))));
         if (a.error || a.status != 200) return Unexpected("idle acquire", a);
       }
     }

@@ -1,0 +1,59 @@
+// SpawnedServer: a `leasehold serve` child process on a free loopback port,
+// for whoever needs a real server of its own: the integration tests and
+// `leasehold bench --spawn`. It listens on 127.0.0.1:0 and reports its port
+// through a port file; Start returns once that file is written (the server
+// then accepts connections). Destruction stops it (SIGTERM, then SIGKILL
+// after 10 s) and removes the directory it created, if any.
+#ifndef LEASEHOLD_SRC_HTTP_SPAWNED_SERVER_H_
+#define LEASEHOLD_SRC_HTTP_SPAWNED_SERVER_H_
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <expected>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace leasehold::http {
+
+struct SpawnOptions {
+  std::string binary;    // the leasehold executable
+  std::string data_dir;  // --data; empty: a fresh directory under the
+                         // system's temporary directory, removed at the end
+  std::string config;    // --config, if not empty
+  std::vector<std::string> env;  // "NAME=value" added to this environment
+  bool log_to_file = false;  // stderr to serve.log beside the data, not ours
+};
+
+class SpawnedServer {
+ public:
+  // The server, or why it could not be started.
+  static std::expected<std::unique_ptr<SpawnedServer>, std::string> Start(
+      SpawnOptions options);
+  ~SpawnedServer();
+  SpawnedServer(const SpawnedServer&) = delete;
+  SpawnedServer& operator=(const SpawnedServer&) = delete;
+
+  std::uint16_t port() const { return port_; }
+  int pid() const { return static_cast<int>(pid_); }
+
+  // SIGTERM and wait; the exit status (as from waitpid).
+  int Terminate();
+  // SIGKILL and wait.
+  void Kill();
+  // Waits for the process to end by itself; its status (waitpid's).
+  int Wait();
+
+ private:
+  SpawnedServer() = default;
+  int Signal(int signo);
+
+  pid_t pid_ = -1;
+  std::uint16_t port_ = 0;
+  std::string owned_directory_;  // removed on destruction when not empty
+};
+
+}  // namespace leasehold::http
+
+#endif  // LEASEHOLD_SRC_HTTP_SPAWNED_SERVER_H_
