@@ -1,4 +1,4 @@
-// leasehold C++ client: the HTTP/JSON API of API.md as typed calls, plus
+// leasehold C++ client: the HTTP/JSON API of docs/api.md as typed calls, plus
 // sessions that keep themselves alive and RAII guards for an application
 // lock and for a checkout.
 //
@@ -30,12 +30,12 @@ namespace leasehold::client {
 
 using Milliseconds = std::chrono::milliseconds;
 
-// A failed call. `code` is the API's error code (API.md conventions, e.g.
+// A failed call. `code` is the API's error code (docs/api.md conventions, e.g.
 // "session_not_found", "unauthorized") or one of the client's own:
 //   "bad_url"      - ClientOptions::url cannot be used
 //   "unreachable"  - could not connect, or the connection broke mid-call
 //   "timeout"      - no answer within ClientOptions::io_timeout
-//   "bad_response" - the server's answer is not what API.md promises
+//   "bad_response" - the server's answer is not what docs/api.md promises
 //   "lost"         - (guards) the lease or session was lost earlier
 // and, for guards only, the API's refusals: "timeout", "cancelled",
 // "deadlock" (lock), "locked" (checkout held by another).
@@ -181,7 +181,7 @@ struct WriteOutcome {
   std::int64_t version = 0;  // save: the new version
 };
 
-// An idempotent operation's record (API.md, "Idempotent operations").
+// An idempotent operation's record (docs/api.md, "Idempotent operations").
 struct OperationStatus {
   bool completed = false;      // false: "new", do the work
   boost::json::value outcome;  // the stored outcome, when completed

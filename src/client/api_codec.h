@@ -1,4 +1,4 @@
-// The API of API.md in one place, for every client of the server (the C++
+// The API of docs/api.md in one place, for every client of the server (the C++
 // client, the CLI, the load generator): the paths of the endpoints (each
 // segment and query value percent-encoded), the request bodies as JSON text,
 // and the parsing of the answers into the types of leasehold/client.h.

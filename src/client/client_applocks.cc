@@ -1,4 +1,4 @@
-// Client: application locks (API.md, "Application locks").
+// Client: application locks (docs/api.md, "Application locks").
 #include <boost/json/object.hpp>
 
 #include "client/answer_reader.h"

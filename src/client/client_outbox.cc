@@ -1,4 +1,4 @@
-// Client: idempotent operations and the outbox (API.md, "Idempotent
+// Client: idempotent operations and the outbox (docs/api.md, "Idempotent
 // operations and the outbox").
 #include <boost/json/object.hpp>
 

@@ -1,4 +1,4 @@
-// Client: records and checkouts (API.md, "Records and checkouts").
+// Client: records and checkouts (docs/api.md, "Records and checkouts").
 #include <boost/json/object.hpp>
 
 #include "client/answer_reader.h"

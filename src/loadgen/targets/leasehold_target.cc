@@ -1,7 +1,7 @@
 // A leasehold server as a target: each client opens a session and takes
 // session-owned Exclusive application locks (timeout_ms = the wait, so a
 // contender is parked in the server's FIFO queue); checkouts are the record
-// checkout and check-in of API.md, each answered once on disk.
+// checkout and check-in of docs/api.md, each answered once on disk.
 #include <fmt/format.h>
 
 #include <boost/json/parse.hpp>
