@@ -8,11 +8,10 @@
 // CHROMIUM (default /usr/bin/chromium).
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync } from "node:fs";
 import path from "node:path";
 import { chromium } from "playwright-core";
+import { ServerProcess } from "../testing/server_process.mjs";
 
 const binary = process.env.LEASEHOLD_BINARY;
 const artifacts = process.env.ARTIFACTS_DIR || path.resolve("artifacts");
@@ -24,56 +23,10 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // ---- The server ------------------------------------------------------------
 
-// A `leasehold serve` in its own temp dir: on any free port the first time,
-// then on the same port and data again.
-class Server {
-  constructor(config) {
-    this.dir = mkdtempSync(path.join(tmpdir(), "leasehold-browser-"));
-    this.port = 0;
-    this.process = null;
-    this.config = null;
-    if (config) {
-      this.config = path.join(this.dir, "config.json");
-      writeFileSync(this.config, JSON.stringify(config));
-    }
-  }
-
-  get url() { return `http://127.0.0.1:${this.port}`; }
-
-  async start() {
-    const portFile = path.join(this.dir, "port");
-    rmSync(portFile, { force: true });
-    const args = ["serve", "--listen", `127.0.0.1:${this.port}`, "--data",
-      path.join(this.dir, "data"), "--port-file", portFile];
-    if (this.config) args.push("--config", this.config);
-    this.process = spawn(binary, args, { stdio: ["ignore", "ignore", "inherit"] });
-    const until = Date.now() + 15000;
-    while (!existsSync(portFile)) {
-      if (Date.now() > until) throw new Error("the server wrote no port file");
-      await sleep(25);
-    }
-    this.port = Number(readFileSync(portFile, "utf8").trim());
-    while (Date.now() < until) {
-      try {
-        if ((await fetch(`${this.url}/healthz`)).ok) return;
-      } catch { /* not yet */ }
-      await sleep(50);
-    }
-    throw new Error("the server did not become healthy");
-  }
-
-  kill() {
-    return new Promise((resolve) => {
-      if (!this.process || this.process.exitCode !== null) return resolve();
-      this.process.once("exit", resolve);
-      this.process.kill("SIGKILL");
-    });
-  }
-
-  async stop() {
-    await this.kill();
-    rmSync(this.dir, { recursive: true, force: true });
-  }
+// A `leasehold serve` in its own temp dir (tests/testing/server_process.mjs),
+// with a call() that answers parsed JSON.
+class Server extends ServerProcess {
+  constructor(config) { super(binary, config, "leasehold-browser-"); }
 
   async call(method, target, body, token) {
     const headers = body ? { "Content-Type": "application/json" } : {};

@@ -6,12 +6,10 @@
 // from the document, or when the served /v1/openapi.json is not the YAML.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
+import { existsSync } from "node:fs";
 import { AnswerChecker, findOperation, loadDocument, normalizeTemplate, operations, routesMissingFromDocument } from "./openapi.mjs";
 import { serverRoutes } from "./server_routes.mjs";
+import { ServerProcess } from "../testing/server_process.mjs";
 
 const binary = process.env.LEASEHOLD_BINARY;
 assert.ok(binary && existsSync(binary), "set LEASEHOLD_BINARY to the leasehold binary");
@@ -25,45 +23,10 @@ const reached = new Map();
 // "METHOD /template" of operations answered by a handler (not "no endpoint").
 const served = new Set();
 
-class Server {
-  constructor(config) {
-    this.dir = mkdtempSync(path.join(tmpdir(), "leasehold-contract-"));
-    this.config = path.join(this.dir, "config.json");
-    writeFileSync(this.config, JSON.stringify(config));
-    this.process = null;
-    this.port = 0;
-  }
-
-  get url() { return `http://127.0.0.1:${this.port}`; }
-
-  async start() {
-    const portFile = path.join(this.dir, "port");
-    this.process = spawn(binary, ["serve", "--listen", "127.0.0.1:0", "--data",
-      path.join(this.dir, "data"), "--port-file", portFile, "--config", this.config],
-    { stdio: ["ignore", "ignore", "inherit"] });
-    const until = Date.now() + 15000;
-    while (!existsSync(portFile) || readFileSync(portFile, "utf8").trim() === "") {
-      if (Date.now() > until) throw new Error("the server wrote no port file");
-      await sleep(25);
-    }
-    this.port = Number(readFileSync(portFile, "utf8").trim());
-    while (Date.now() < until) {
-      try {
-        if ((await fetch(`${this.url}/healthz`)).ok) return;
-      } catch { /* not yet */ }
-      await sleep(50);
-    }
-    throw new Error("the server did not become healthy");
-  }
-
-  async stop() {
-    if (this.process && this.process.exitCode === null) {
-      const exited = new Promise((resolve) => this.process.once("exit", resolve));
-      this.process.kill("SIGTERM");
-      await exited;
-    }
-    rmSync(this.dir, { recursive: true, force: true });
-  }
+// A `leasehold serve` (tests/testing/server_process.mjs) whose answers are
+// checked against the document.
+class Server extends ServerProcess {
+  constructor(config) { super(binary, config, "leasehold-contract-"); }
 
   // One request, checked against the document. `expect` is the status the
   // walk means to provoke; `body` a value (sent as JSON) or a raw string.
