@@ -277,6 +277,23 @@ Parsed<bool> ApplyLockOption(Step& step, const std::string& key,
   return true;
 }
 
+// Applies a lock request's options: `timeout=` and those of ApplyLockOption.
+Parsed<bool> ApplyRequestOptions(
+    Step& step,
+    const std::vector<std::pair<std::string, std::string>>& options) {
+  for (const auto& [key, value] : options) {
+    if (key == "timeout") {
+      auto number = IntOption(key, value);
+      if (!number) return std::unexpected(number.error());
+      step.timeout_ms = *number;
+      continue;
+    }
+    auto applied = ApplyLockOption(step, key, value);
+    if (!applied) return applied;
+  }
+  return true;
+}
+
 // ---------------------------------------------------------------------------
 // Expectations (the words after `->`, or after `finished`)
 
@@ -625,15 +642,8 @@ Parsed<bool> Parser::ParseLockStep(Step& step, Tokens args, ExpectTokens e) {
     if (!mode) return std::unexpected(mode.error());
     step.mode = *mode;
   }
-  for (const auto& [key, value] : split->options) {
-    if (key == "timeout") {
-      auto number = IntOption(key, value);
-      if (!number) return std::unexpected(number.error());
-      step.timeout_ms = *number;
-      continue;
-    }
-    auto applied = ApplyLockOption(step, key, value);
-    if (!applied) return applied;
+  if (auto applied = ApplyRequestOptions(step, split->options); !applied) {
+    return applied;
   }
   Parsed<Expectation> expect = Expectation{};
   switch (step.action) {
@@ -680,15 +690,8 @@ Parsed<bool> Parser::ParseAcquireAll(Step& step, Tokens args, ExpectTokens e) {
     if (!mode) return std::unexpected(mode.error());
     step.locks.emplace_back(word.substr(0, colon), *mode);
   }
-  for (const auto& [key, value] : split->options) {
-    if (key == "timeout") {
-      auto number = IntOption(key, value);
-      if (!number) return std::unexpected(number.error());
-      step.timeout_ms = *number;
-      continue;
-    }
-    auto applied = ApplyLockOption(step, key, value);
-    if (!applied) return applied;
+  if (auto applied = ApplyRequestOptions(step, split->options); !applied) {
+    return applied;
   }
   auto expect = AcquireExpect(e, step.action);
   if (!expect) return std::unexpected(expect.error());
