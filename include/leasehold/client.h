@@ -248,11 +248,17 @@ class Client {
 
   Result<bool> Healthy();  // GET /healthz
 
+  // The calls that take `boost::json::value* answer` also copy the answer's
+  // body there, as the server sent it, when `answer` is not null and an
+  // answer was received that is not an Error (for tools that show it, such
+  // as the command line's --json).
+
   // Sessions and transactions.
   Result<SessionInfo> OpenSession(std::string_view name, Milliseconds ttl);
   Result<std::string> Keepalive(std::string_view session);  // new expires_at
   Result<void> EndSession(std::string_view session);
-  Result<std::vector<SessionInfo>> ListSessions();
+  Result<std::vector<SessionInfo>> ListSessions(
+      boost::json::value* answer = nullptr);
   Result<bool> Cancel(std::string_view session);  // true if a wait ended
   Result<std::int64_t> BeginTransaction(std::string_view session);
   Result<void> Commit(std::string_view session);
@@ -271,7 +277,8 @@ class Client {
                            std::string_view principal = "public");
   Result<bool> Test(std::string_view ns, std::string_view session,
                     std::string_view resource, const AcquireOptions& options);
-  Result<std::vector<LockInfo>> ListLocks(std::string_view ns);
+  Result<std::vector<LockInfo>> ListLocks(std::string_view ns,
+                                          boost::json::value* answer = nullptr);
   // Several locks in one canonical order (bytewise by name), all or nothing
   // within one timeout. Refusals (409) are outcomes, not Errors.
   Result<AcquireAllOutcome> AcquireAll(std::string_view ns,
@@ -302,21 +309,31 @@ class Client {
   Result<OutboxCounts> GetOutbox(std::string_view ns, std::string_view topic);
 
   // Records and checkouts. Refusals (423/412) are outcomes, not Errors.
+  // The new record's version; Error "exists" if the key is taken.
   Result<std::int64_t> Put(std::string_view ns, std::string_view key,
-                           std::string_view body);  // version; "exists"
-  Result<RecordInfo> Get(std::string_view ns, std::string_view key);
-  Result<RecordPage> List(std::string_view ns, const ListOptions& options);
+                           std::string_view body,
+                           boost::json::value* answer = nullptr);
+  Result<RecordInfo> Get(std::string_view ns, std::string_view key,
+                         boost::json::value* answer = nullptr);
+  Result<RecordPage> List(std::string_view ns, const ListOptions& options,
+                          boost::json::value* answer = nullptr);
   Result<CheckoutOutcome> Checkout(std::string_view ns, std::string_view key,
-                                   const CheckoutOptions& options);
+                                   const CheckoutOptions& options,
+                                   boost::json::value* answer = nullptr);
   Result<WriteOutcome> Save(std::string_view ns, std::string_view key,
                             const Proof& proof, std::string_view body,
-                            std::optional<std::int64_t> if_version = {});
+                            std::optional<std::int64_t> if_version = {},
+                            boost::json::value* answer = nullptr);
   Result<WriteOutcome> Checkin(std::string_view ns, std::string_view key,
-                               const Proof& proof);
+                               const Proof& proof,
+                               boost::json::value* answer = nullptr);
   Result<WriteOutcome> Delete(std::string_view ns, std::string_view key,
-                              const Proof& proof);
-  Result<std::int64_t> Purge(std::string_view ns, Milliseconds older_than);
-  Result<bool> Break(std::string_view ns, std::string_view key);
+                              const Proof& proof,
+                              boost::json::value* answer = nullptr);
+  Result<std::int64_t> Purge(std::string_view ns, Milliseconds older_than,
+                             boost::json::value* answer = nullptr);
+  Result<bool> Break(std::string_view ns, std::string_view key,
+                     boost::json::value* answer = nullptr);
 
   // Streams GET /v1/events?ns= (all namespaces when `ns` is empty), calling
   // `on_event` for each event until it returns false or the stream ends.

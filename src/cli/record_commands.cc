@@ -1,6 +1,6 @@
 // Records and checkouts from a shell: put, get, ls, checkout, save, checkin,
-// delete, purge, break. Each is one API call; --json prints the server's
-// answer as it came.
+// delete, purge, break. Each is one call of the C++ client; --json prints the
+// server's answer as it came.
 #include <boost/json.hpp>
 #include <fstream>
 #include <iostream>
@@ -8,14 +8,11 @@
 
 #include "cli/client_commands.h"
 #include "cli/table.h"
-#include "client/api_codec.h"
 
 namespace leasehold::cli {
 namespace {
 
 namespace json = boost::json;
-using client::api::AddQuery;
-using client::api::RecordPath;
 
 struct RecordFlags {
   ClientFlags client;
@@ -32,39 +29,23 @@ struct Rendered {
   std::string text;
 };
 
-std::string Str(const json::value& v, std::string_view field) {
-  const json::value* f =
-      v.is_object() ? v.as_object().if_contains(field) : nullptr;
-  if (f == nullptr || f->is_null()) return "";
-  if (f->is_string()) return std::string(f->as_string());
-  return json::serialize(*f);
-}
-
-bool Flag(const json::value& v, std::string_view field) {
-  const json::value* f = v.as_object().if_contains(field);
-  return f != nullptr && f->is_bool() && f->as_bool();
-}
-
-// One call: the answer as JSON with --json, else `render`'s text.
-int Exchange(const ClientFlags& f, std::string_view method,
-             const std::string& target, const json::value* body,
-             std::vector<unsigned> accept,
-             const std::function<Rendered(const json::value&)>& render) {
+// One call through the client: `call` makes it (handing on where the
+// answer's body goes), `render` words its outcome. With --json the answer
+// is printed as it came, else the words (stderr when the code is not 0).
+template <typename Call, typename Render>
+int Exchange(const ClientFlags& f, Call call, Render render) {
   auto c = Connect(f);
   if (!c) return kExitFailed;
-  auto answer = c->Call(method, target, body, std::move(accept));
-  if (!answer) return ReportError(answer.error(), f);
-  Rendered r = render(*answer);
+  json::value answer;
+  auto outcome = call(*c, &answer);
+  if (!outcome) return ReportError(outcome.error(), f);
+  Rendered r = render(*outcome);
   if (f.json) {
-    PrintJson(*answer);
+    PrintJson(answer);
   } else {
     (r.code == kExitOk ? std::cout : std::cerr) << r.text << "\n";
   }
   return r.code;
-}
-
-std::string Target(const RecordFlags& f, std::string_view action = "") {
-  return RecordPath(f.client.ns, f.key, action);
 }
 
 // The body from --body or --body-file ("-" reads stdin).
@@ -84,27 +65,22 @@ std::optional<std::string> Body(const RecordFlags& f) {
   return text.str();
 }
 
-json::object Proof(const RecordFlags& f) {
-  json::object o;
-  if (!f.token.empty()) o["token"] = f.token;
-  if (!f.owner.empty()) o["owner"] = f.owner;
-  return o;
-}
+client::Proof ProofOf(const RecordFlags& f) { return {f.owner, f.token}; }
 
 // "locked by Asha, 4:12 left" or "free (last: Asha)".
-std::string Holder(const json::value& r) {
-  const std::string by = Str(r, "locked_by");
-  if (Str(r, "state") == "locked") {
-    return "locked by " + by + ", " + TimeLeft(Str(r, "lock_expires_at"));
+std::string Holder(const client::RecordInfo& r) {
+  const std::string by = r.locked_by.value_or("");
+  if (r.state == "locked") {
+    return "locked by " + by + ", " + TimeLeft(r.lock_expires_at.value_or(""));
   }
   return by.empty() ? "free" : "free (last: " + by + ")";
 }
 
-Rendered Refusal(const json::value& a, const RecordFlags& f,
-                 std::string_view done_field, std::string done_text) {
-  if (Flag(a, done_field)) return {kExitOk, std::move(done_text)};
-  return {kExitRefused, "refused: " + Str(a, "reason") + " (" + f.client.ns +
-                            "/" + f.key + ")"};
+Rendered Refusal(const client::WriteOutcome& w, const RecordFlags& f,
+                 std::string done_text) {
+  if (w.done) return {kExitOk, std::move(done_text)};
+  return {kExitRefused,
+          "refused: " + w.reason + " (" + f.client.ns + "/" + f.key + ")"};
 }
 
 void AddKeyCommand(
@@ -144,32 +120,38 @@ void AddKeyCommand(
 }  // namespace
 
 void AddRecordCommands(CLI::App& app, int& code) {
-  AddKeyCommand(
-      app, code, "put", "Create a record (refused if the key exists)", false,
-      true, [](const RecordFlags& f) {
-        auto text = Body(f);
-        if (!text) return static_cast<int>(kExitFailed);
-        const json::value body = json::object{{"body", *text}};
-        return Exchange(
-            f.client, "PUT", Target(f), &body, {}, [&](const json::value& a) {
-              return Rendered{kExitOk, "created " + f.key + ", version " +
-                                           Str(a, "version")};
-            });
-      });
+  AddKeyCommand(app, code, "put", "Create a record (refused if the key exists)",
+                false, true, [](const RecordFlags& f) {
+                  auto text = Body(f);
+                  if (!text) return static_cast<int>(kExitFailed);
+                  return Exchange(
+                      f.client,
+                      [&](client::Client& c, json::value* a) {
+                        return c.Put(f.client.ns, f.key, *text, a);
+                      },
+                      [&](std::int64_t version) {
+                        return Rendered{kExitOk, "created " + f.key +
+                                                     ", version " +
+                                                     std::to_string(version)};
+                      });
+                });
 
   AddKeyCommand(app, code, "get", "Show a record and who holds it", false,
                 false, [](const RecordFlags& f) {
-                  return Exchange(f.client, "GET", Target(f), nullptr, {},
-                                  [](const json::value& a) {
-                                    std::string text =
-                                        Str(a, "key") + "  " + Holder(a) +
-                                        "  version " + Str(a, "version") +
-                                        "  fence " + Str(a, "fence");
-                                    if (!Str(a, "body").empty()) {
-                                      text += "\n" + Str(a, "body");
-                                    }
-                                    return Rendered{kExitOk, text};
-                                  });
+                  return Exchange(
+                      f.client,
+                      [&](client::Client& c, json::value* a) {
+                        return c.Get(f.client.ns, f.key, a);
+                      },
+                      [](const client::RecordInfo& r) {
+                        std::string text = r.key + "  " + Holder(r) +
+                                           "  version " +
+                                           std::to_string(r.version) +
+                                           "  fence " + std::to_string(r.fence);
+                        if (!r.body.value_or("").empty())
+                          text += "\n" + *r.body;
+                        return Rendered{kExitOk, text};
+                      });
                 });
 
   AddKeyCommand(
@@ -182,24 +164,25 @@ void AddRecordCommands(CLI::App& app, int& code) {
           std::cerr << "leasehold: checkout needs --owner NAME\n";
           return static_cast<int>(kExitUsage);
         }
-        json::object body{{"owner", f.owner},
-                          {"ttl_ms", ParseDuration(f.ttl)->count()}};
-        if (!f.token.empty()) body["token"] = f.token;
-        const json::value v = body;
+        const client::CheckoutOptions options{
+            .owner = f.owner, .ttl = *ParseDuration(f.ttl), .token = f.token};
         return Exchange(
-            f.client, "POST", Target(f, "checkout"), &v, {423},
-            [&](const json::value& a) {
-              if (!Flag(a, "granted")) {
-                return Rendered{kExitRefused,
-                                f.key + " is held by " + Str(a, "locked_by") +
-                                    ", " + TimeLeft(Str(a, "lock_expires_at"))};
+            f.client,
+            [&](client::Client& c, json::value* a) {
+              return c.Checkout(f.client.ns, f.key, options, a);
+            },
+            [&](const client::CheckoutOutcome& o) {
+              if (!o.granted) {
+                return Rendered{kExitRefused, f.key + " is held by " +
+                                                  o.locked_by + ", " +
+                                                  TimeLeft(o.expires_at)};
               }
               return Rendered{
-                  kExitOk, std::string(Flag(a, "renewed") ? "renewed "
-                                                          : "checked out ") +
-                               f.key + " as " + f.owner + ", " +
-                               TimeLeft(Str(a, "expires_at")) + "\ntoken " +
-                               Str(a, "token") + "  fence " + Str(a, "fence")};
+                  kExitOk,
+                  std::string(o.renewed ? "renewed " : "checked out ") + f.key +
+                      " as " + f.owner + ", " + TimeLeft(o.expires_at) +
+                      "\ntoken " + o.token + "  fence " +
+                      std::to_string(o.fence)};
             });
       },
       [](CLI::App* cmd, RecordFlags& f) {
@@ -213,16 +196,19 @@ void AddRecordCommands(CLI::App& app, int& code) {
       [](const RecordFlags& f) {
         auto text = Body(f);
         if (!text) return static_cast<int>(kExitFailed);
-        json::object body = Proof(f);
-        body["body"] = *text;
-        if (f.if_version >= 0) body["if_version"] = f.if_version;
-        const json::value v = body;
-        return Exchange(f.client, "POST", Target(f, "save"), &v, {412, 423},
-                        [&](const json::value& a) {
-                          return Refusal(a, f, "saved",
-                                         "saved " + f.key + ", version " +
-                                             Str(a, "version"));
-                        });
+        std::optional<std::int64_t> if_version;
+        if (f.if_version >= 0) if_version = f.if_version;
+        return Exchange(
+            f.client,
+            [&](client::Client& c, json::value* a) {
+              return c.Save(f.client.ns, f.key, ProofOf(f), *text, if_version,
+                            a);
+            },
+            [&](const client::WriteOutcome& w) {
+              return Refusal(
+                  w, f,
+                  "saved " + f.key + ", version " + std::to_string(w.version));
+            });
       },
       [](CLI::App* cmd, RecordFlags& f) {
         cmd->add_option("--if-version", f.if_version,
@@ -231,33 +217,39 @@ void AddRecordCommands(CLI::App& app, int& code) {
 
   AddKeyCommand(app, code, "checkin", "Give a checkout back", true, false,
                 [](const RecordFlags& f) {
-                  const json::value v = Proof(f);
-                  return Exchange(f.client, "POST", Target(f, "checkin"), &v,
-                                  {423}, [&](const json::value& a) {
-                                    return Refusal(a, f, "released",
-                                                   "checked in " + f.key);
-                                  });
+                  return Exchange(
+                      f.client,
+                      [&](client::Client& c, json::value* a) {
+                        return c.Checkin(f.client.ns, f.key, ProofOf(f), a);
+                      },
+                      [&](const client::WriteOutcome& w) {
+                        return Refusal(w, f, "checked in " + f.key);
+                      });
                 });
 
   AddKeyCommand(app, code, "delete", "Delete a record under your lease", true,
                 false, [](const RecordFlags& f) {
-                  const json::value v = Proof(f);
-                  return Exchange(f.client, "DELETE", Target(f), &v, {423},
-                                  [&](const json::value& a) {
-                                    return Refusal(a, f, "deleted",
-                                                   "deleted " + f.key);
-                                  });
+                  return Exchange(
+                      f.client,
+                      [&](client::Client& c, json::value* a) {
+                        return c.Delete(f.client.ns, f.key, ProofOf(f), a);
+                      },
+                      [&](const client::WriteOutcome& w) {
+                        return Refusal(w, f, "deleted " + f.key);
+                      });
                 });
 
   AddKeyCommand(
       app, code, "break", "Force a checkout free (administrators)", false,
       false, [](const RecordFlags& f) {
         return Exchange(
-            f.client, "POST", Target(f, "break"), nullptr, {},
-            [&](const json::value& a) {
-              return Flag(a, "broken")
-                         ? Rendered{kExitOk, "broke the lease on " + f.key}
-                         : Rendered{kExitRefused, f.key + " had no lease"};
+            f.client,
+            [&](client::Client& c, json::value* a) {
+              return c.Break(f.client.ns, f.key, a);
+            },
+            [&](bool broken) {
+              return broken ? Rendered{kExitOk, "broke the lease on " + f.key}
+                            : Rendered{kExitRefused, f.key + " had no lease"};
             });
       });
 
@@ -278,31 +270,30 @@ void AddRecordCommands(CLI::App& app, int& code) {
       return;
     }
     Table table({"KEY", "STATE", "HOLDER", "EXPIRES", "VERSION"});
-    std::string after = ls->after;
+    client::ListOptions options{.state = ls->state,
+                                .prefix = ls->prefix,
+                                .after = ls->after,
+                                .limit = ls->limit};
     for (;;) {
-      std::string target = client::api::RecordsPath(ls->client.ns);
-      if (!ls->state.empty()) AddQuery(target, "state", ls->state);
-      if (!ls->prefix.empty()) AddQuery(target, "prefix", ls->prefix);
-      if (!after.empty()) AddQuery(target, "after", after);
-      if (ls->limit > 0) AddQuery(target, "limit", std::to_string(ls->limit));
-      auto page = c->Call("GET", target);
+      json::value answer;
+      auto page = c->List(ls->client.ns, options, &answer);
       if (!page) {
         code = ReportError(page.error(), ls->client);
         return;
       }
       if (ls->client.json) {  // one page, exactly as the server sent it
-        PrintJson(*page);
+        PrintJson(answer);
         code = kExitOk;
         return;
       }
-      for (const json::value& r : page->at("records").as_array()) {
-        const bool locked = Str(r, "state") == "locked";
-        table.AddRow({Str(r, "key"), Str(r, "state"), Str(r, "locked_by"),
-                      locked ? TimeLeft(Str(r, "lock_expires_at")) : "",
-                      Str(r, "version")});
+      for (const client::RecordInfo& r : page->records) {
+        const bool locked = r.state == "locked";
+        table.AddRow({r.key, r.state, r.locked_by.value_or(""),
+                      locked ? TimeLeft(r.lock_expires_at.value_or("")) : "",
+                      std::to_string(r.version)});
       }
-      after = Str(*page, "next");
-      if (after.empty() || ls->limit > 0) break;
+      options.after = page->next.value_or("");
+      if (options.after.empty() || ls->limit > 0) break;
     }
     table.Print(std::cout);
     code = kExitOk;
@@ -318,13 +309,15 @@ void AddRecordCommands(CLI::App& app, int& code) {
       ->check(DurationValidator())
       ->capture_default_str();
   purge_cmd->callback([purge, &code] {
-    const json::value body = json::object{
-        {"older_than_ms", ParseDuration(purge->older_than)->count()}};
     code = Exchange(
-        purge->client, "POST",
-        client::api::RecordsPath(purge->client.ns, "purge"), &body, {},
-        [](const json::value& a) {
-          return Rendered{kExitOk, "purged " + Str(a, "purged") + " leases"};
+        purge->client,
+        [&](client::Client& c, json::value* a) {
+          return c.Purge(purge->client.ns, *ParseDuration(purge->older_than),
+                         a);
+        },
+        [](std::int64_t purged) {
+          return Rendered{kExitOk,
+                          "purged " + std::to_string(purged) + " leases"};
         });
   });
 }

@@ -1,16 +1,13 @@
 // Client: creation, the generic Call, health, sessions and transactions.
-#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
 
-#include "client/answer_reader.h"
 #include "client/api_codec.h"
 #include "client/client_impl.h"
 
 namespace leasehold::client {
 
 namespace json = boost::json;
-using api::JoinPath;
 using api::SessionPath;
-using detail::AnswerReader;
 
 Client::Client(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
@@ -42,7 +39,7 @@ Result<json::value> Client::Call(std::string_view method,
 }
 
 Result<bool> Client::Healthy() {
-  auto r = impl_->Call("GET", "/healthz", nullptr, {},
+  auto r = impl_->Call("GET", api::HealthPath(), nullptr, {},
                        impl_->options().io_timeout, Retry::kIdempotent);
   if (!r) {
     if (r.error().code == "unavailable") return false;
@@ -53,75 +50,54 @@ Result<bool> Client::Healthy() {
 
 Result<SessionInfo> Client::OpenSession(std::string_view name,
                                         Milliseconds ttl) {
-  auto r =
+  return Parsed(
       impl_->Call("POST", api::SessionsPath(), api::OpenSessionBody(name, ttl),
-                  {}, impl_->options().io_timeout, Retry::kNever);
-  if (!r) return std::unexpected(r.error());
-  return api::ParseSession(*r, "POST /v1/sessions");
+                  {}, impl_->options().io_timeout, Retry::kNever),
+      nullptr, [](const json::value& a) {
+        return api::ParseSession(a, "POST /v1/sessions");
+      });
 }
 
 Result<std::string> Client::Keepalive(std::string_view session) {
-  auto r = impl_->Call("POST", SessionPath(session, "keepalive"), nullptr, {},
-                       impl_->options().io_timeout, Retry::kIdempotent);
-  if (!r) return std::unexpected(r.error());
-  AnswerReader reader(*r, "keepalive");
-  std::string expires_at = reader.String("expires_at");
-  return reader.Finish(std::move(expires_at));
+  return Parsed(
+      impl_->Call("POST", SessionPath(session, "keepalive"), nullptr, {},
+                  impl_->options().io_timeout, Retry::kIdempotent),
+      nullptr, api::ParseKeepaliveAnswer);
 }
 
 Result<void> Client::EndSession(std::string_view session) {
-  auto r = impl_->Call("DELETE", SessionPath(session), nullptr, {},
-                       impl_->options().io_timeout, Retry::kNever);
-  if (!r) return std::unexpected(r.error());
-  return {};
+  return Done(impl_->Call("DELETE", SessionPath(session), nullptr, {},
+                          impl_->options().io_timeout, Retry::kNever));
 }
 
-Result<std::vector<SessionInfo>> Client::ListSessions() {
-  auto r = impl_->Call("GET", api::SessionsPath(), nullptr, {},
-                       impl_->options().io_timeout, Retry::kIdempotent);
-  if (!r) return std::unexpected(r.error());
-  AnswerReader reader(*r, "GET /v1/sessions");
-  std::vector<SessionInfo> out;
-  for (const json::value& v : reader.Array("sessions")) {
-    auto one = api::ParseSession(v, "GET /v1/sessions");
-    if (!one) return std::unexpected(one.error());
-    out.push_back(std::move(*one));
-  }
-  return reader.Finish(std::move(out));
+Result<std::vector<SessionInfo>> Client::ListSessions(json::value* answer) {
+  return Parsed(impl_->Call("GET", api::SessionsPath(), nullptr, {},
+                            impl_->options().io_timeout, Retry::kIdempotent),
+                answer, api::ParseSessions);
 }
 
 Result<bool> Client::Cancel(std::string_view session) {
-  auto r = impl_->Call("POST", SessionPath(session, "cancel"), nullptr, {},
-                       impl_->options().io_timeout, Retry::kIdempotent);
-  if (!r) return std::unexpected(r.error());
-  AnswerReader reader(*r, "cancel");
-  const bool cancelled = reader.BoolOr("cancelled", false);
-  return reader.Finish(cancelled);
+  return Parsed(impl_->Call("POST", SessionPath(session, "cancel"), nullptr, {},
+                            impl_->options().io_timeout, Retry::kIdempotent),
+                nullptr, api::ParseCancelAnswer);
 }
 
 Result<std::int64_t> Client::BeginTransaction(std::string_view session) {
-  auto r = impl_->Call("POST", SessionPath(session, "transaction"), nullptr, {},
-                       impl_->options().io_timeout, Retry::kNever);
-  if (!r) return std::unexpected(r.error());
-  AnswerReader reader(*r, "begin transaction");
-  const std::int64_t id = reader.Int("transaction");
-  return reader.Finish(id);
+  return Parsed(impl_->Call("POST", api::TransactionPath(session), nullptr, {},
+                            impl_->options().io_timeout, Retry::kNever),
+                nullptr, api::ParseTransactionAnswer);
 }
 
 Result<void> Client::Commit(std::string_view session) {
-  auto r = impl_->Call(
-      "POST", JoinPath({"v1", "sessions", session, "transaction", "commit"}),
-      nullptr, {}, impl_->options().io_timeout, Retry::kNever);
-  if (!r) return std::unexpected(r.error());
-  return {};
+  return Done(impl_->Call("POST", api::TransactionPath(session, "commit"),
+                          nullptr, {}, impl_->options().io_timeout,
+                          Retry::kNever));
 }
 
 Result<void> Client::Rollback(std::string_view session) {
-  auto r = impl_->Call(
-      "POST", JoinPath({"v1", "sessions", session, "transaction", "rollback"}),
-      nullptr, {}, impl_->options().io_timeout, Retry::kNever);
-  if (!r) return std::unexpected(r.error());
-  return {};
+  return Done(impl_->Call("POST", api::TransactionPath(session, "rollback"),
+                          nullptr, {}, impl_->options().io_timeout,
+                          Retry::kNever));
 }
 
 }  // namespace leasehold::client

@@ -25,6 +25,22 @@ http::Deadline DeadlineAfter(Milliseconds wait);
 Error TransportError(const http::Connection& connection,
                      const http::Answer& failed);
 
+// `parse` applied to a call's answer, which is first copied to `keep` when
+// `keep` is not null; a failed call's Error as it is.
+template <typename Parse>
+auto Parsed(const Result<boost::json::value>& answer, boost::json::value* keep,
+            Parse parse) -> decltype(parse(*answer)) {
+  if (!answer) return std::unexpected(answer.error());
+  if (keep != nullptr) *keep = *answer;
+  return parse(*answer);
+}
+
+// A call whose answer carries nothing the caller needs: done, or its Error.
+inline Result<void> Done(const Result<boost::json::value>& answer) {
+  if (!answer) return std::unexpected(answer.error());
+  return {};
+}
+
 struct HttpRequest {
   std::string method;
   std::string target;

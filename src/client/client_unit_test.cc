@@ -1,6 +1,8 @@
-// The client's pure parts, without sockets: URLs, targets and SSE parsing.
+// The client's pure parts, without sockets: URLs, the API codec (targets,
+// bodies, answers) and SSE parsing.
 #include <gtest/gtest.h>
 
+#include <boost/json/parse.hpp>
 #include <vector>
 
 #include "client/api_codec.h"
@@ -47,6 +49,108 @@ TEST(Targets, SegmentsAndQueriesAreEncoded) {
   api::AddQuery(t, "resource", "invoice:481&x");
   api::AddQuery(t, "owner", "Session");
   EXPECT_EQ(t, "/x?resource=invoice:481%26x&owner=Session");
+}
+
+TEST(Targets, LockQueriesRecordListsAndTransactions) {
+  AcquireOptions test;
+  test.mode = "Shared";
+  EXPECT_EQ(api::ModePath("app", "s1", "a b", "Session", "public"),
+            "/v1/applocks/app/mode?session=s1&resource=a%20b&owner=Session"
+            "&principal=public");
+  EXPECT_EQ(api::TestPath("app", "s1", "r", test),
+            "/v1/applocks/app/test?session=s1&resource=r&owner=Session"
+            "&principal=public&mode=Shared");
+  EXPECT_EQ(api::ListRecordsPath("docs", {}), "/v1/records/docs");
+  EXPECT_EQ(
+      api::ListRecordsPath(
+          "docs", {.state = "free", .prefix = "n/", .after = "", .limit = 5}),
+      "/v1/records/docs?state=free&prefix=n%2F&limit=5");
+  EXPECT_EQ(api::TransactionPath("s1"), "/v1/sessions/s1/transaction");
+  EXPECT_EQ(api::TransactionPath("s1", "commit"),
+            "/v1/sessions/s1/transaction/commit");
+}
+
+// `text` parsed: every body the codec builds is one JSON object.
+boost::json::value Json(const std::string& text) {
+  boost::system::error_code ec;
+  boost::json::value v = boost::json::parse(text, ec);
+  EXPECT_FALSE(ec) << text;
+  return v;
+}
+
+TEST(Bodies, CarryTheDocumentedFields) {
+  EXPECT_EQ(Json(api::AcquireAllBody(
+                "s1", {{"b", "Shared"}, {"a", "Exclusive"}}, {})),
+            Json(R"({"session":"s1","locks":[{"resource":"b","mode":"Shared"},
+                 {"resource":"a","mode":"Exclusive"}],"owner":"Session",
+                 "timeout_ms":-1,"principal":"public"})"));
+  EXPECT_EQ(Json(api::AcquireAllBody("s1", {}, {})).at("locks"),
+            boost::json::array());
+  EXPECT_EQ(Json(api::PutBody("line\n\"quoted\"")),
+            Json(R"({"body":"line\n\"quoted\""})"));
+  EXPECT_EQ(Json(api::PurgeBody(Milliseconds(250))),
+            Json(R"({"older_than_ms":250})"));
+  EXPECT_EQ(Json(api::BeginOperationBody("s1")), Json(R"({"session":"s1"})"));
+  EXPECT_EQ(Json(api::CompleteOperationBody("s1", Json(R"({"paid":[1,2]})"))),
+            Json(R"({"session":"s1","outcome":{"paid":[1,2]}})"));
+  EXPECT_EQ(Json(api::EnqueueBody("k", Json(R"({"to":"a"})"), "")),
+            Json(R"({"key":"k","payload":{"to":"a"}})"));
+  EXPECT_EQ(Json(api::EnqueueBody("k", nullptr, "s1")),
+            Json(R"({"key":"k","payload":null,"session":"s1"})"));
+  EXPECT_EQ(Json(api::ClaimBody("c1", 10, Milliseconds(30'000))),
+            Json(R"({"consumer":"c1","max":10,"lease_ms":30000})"));
+  EXPECT_EQ(Json(api::AckBody(7, "t")), Json(R"({"id":7,"claim_token":"t"})"));
+}
+
+TEST(Answers, ListsAreReadWhole) {
+  auto locks = api::ParseLocks(Json(R"({"locks":[{"resource":"r",
+      "principal":"public","granted":[{"session":"1","session_name":"a",
+      "owner":"Session","mode":"Exclusive","count":2,"since":null,
+      "fence":9}],"waiting":[{"session":"2","session_name":"b",
+      "owner":"Session","mode":"Shared","conversion":false,
+      "since":"2026-01-01T00:00:00.000Z","deadline":null}]}]})"));
+  ASSERT_TRUE(locks) << locks.error().message;
+  ASSERT_EQ(locks->size(), 1u);
+  EXPECT_EQ(locks->at(0).granted.at(0).count, 2);
+  EXPECT_EQ(locks->at(0).granted.at(0).fence, 9u);
+  EXPECT_EQ(locks->at(0).waiting.at(0).mode, "Shared");
+
+  // One malformed holder makes the whole answer a bad_response.
+  auto bad = api::ParseLocks(Json(R"({"locks":[{"resource":"r",
+      "principal":"public","granted":[{"session":"1"}],"waiting":[]}]})"));
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, "bad_response");
+  EXPECT_FALSE(api::ParseSessions(Json(R"({"sessions":{}})")));
+
+  auto page = api::ParseRecordPage(Json(R"({"records":[{"key":"k",
+      "version":3,"locked_by":null,"lock_expires_at":null,"state":"free",
+      "fence":0}],"next":"k"})"));
+  ASSERT_TRUE(page) << page.error().message;
+  EXPECT_EQ(page->records.at(0).version, 3);
+  EXPECT_FALSE(page->records.at(0).locked_by);
+  EXPECT_EQ(page->next, "k");
+}
+
+TEST(Answers, RefusalsAreOutcomes) {
+  auto mismatch = api::ParseSaveAnswer(
+      Json(R"({"saved":false,"reason":"version_mismatch"})"));
+  ASSERT_TRUE(mismatch);
+  EXPECT_FALSE(mismatch->done);
+  EXPECT_EQ(mismatch->reason, "version_mismatch");
+  auto saved = api::ParseSaveAnswer(Json(R"({"saved":true,"version":4})"));
+  ASSERT_TRUE(saved);
+  EXPECT_EQ(saved->version, 4);
+  EXPECT_FALSE(api::ParseCheckinAnswer(Json(R"({"saved":true})")))
+      << "checkin answers with \"released\"";
+  auto ack = api::ParseAckAnswer(Json(R"({"acked":false,"reason":"expired"})"));
+  ASSERT_TRUE(ack);
+  EXPECT_EQ(ack->reason, "expired");
+  auto all = api::ParseAcquireAllAnswer(
+      Json(R"({"result":-1,"status":"timeout","resource":"b"})"));
+  ASSERT_TRUE(all);
+  EXPECT_EQ(all->failed_resource, "b");
+  EXPECT_FALSE(api::ParseAcquireAllAnswer(
+      Json(R"({"result":0,"status":"granted","locks":[{"resource":"a"}]})")));
 }
 
 std::vector<Event> ParseAll(const std::vector<std::string>& pieces) {

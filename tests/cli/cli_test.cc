@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <boost/json.hpp>
 #include <chrono>
 #include <cstdio>
@@ -10,6 +11,7 @@
 #include <fstream>
 #include <thread>
 
+#include "client/api_codec.h"
 #include "tests/testing/server_process.h"
 #include "tests/testing/temp_dir.h"
 
@@ -17,6 +19,7 @@ namespace leasehold::testing {
 namespace {
 
 namespace json = boost::json;
+namespace api = client::api;
 using std::chrono::milliseconds;
 
 class CliTest : public ::testing::Test {
@@ -85,6 +88,163 @@ TEST_F(CliTest, CheckoutSaveCheckinGetAndLs) {
   EXPECT_EQ(Leasehold("get nothing --ns docs").code, 1);
 }
 
+TEST_F(CliTest, RefusedSavesCheckinsAndDeletesSayWhyAndExit1) {
+  ASSERT_EQ(Leasehold("put k --ns docs --body v1").code, 0) << Stderr();
+  auto checkout = Leasehold("checkout k --ns docs --owner Asha --json");
+  ASSERT_EQ(checkout.code, 0) << Stderr();
+  const std::string token(checkout.json().at("token").as_string());
+
+  // 423: the lease is someone else's.
+  EXPECT_EQ(Leasehold("save k --ns docs --owner Bram --body x").code, 1);
+  EXPECT_NE(Stderr().find("refused: not_owner (docs/k)\n"), std::string::npos)
+      << Stderr();
+  auto save = Leasehold("save k --ns docs --owner Bram --body x --json");
+  EXPECT_EQ(save.code, 1);
+  EXPECT_EQ(save.json(),
+            json::parse(R"({"saved":false,"reason":"not_owner"})"));
+  // 412: the record is not at the version the caller expects.
+  auto stale = Leasehold("save k --ns docs --token " + token +
+                         " --body x --if-version 7");
+  EXPECT_EQ(stale.code, 1);
+  EXPECT_EQ(stale.out, "");
+  EXPECT_NE(Stderr().find("refused: version_mismatch (docs/k)\n"),
+            std::string::npos)
+      << Stderr();
+  auto stale_json = Leasehold("save k --ns docs --token " + token +
+                              " --body x --if-version 7 --json");
+  EXPECT_EQ(stale_json.code, 1);
+  EXPECT_EQ(stale_json.json(),
+            json::parse(R"({"saved":false,"reason":"version_mismatch"})"));
+
+  auto checkin = Leasehold("checkin k --ns docs --owner Bram --json");
+  EXPECT_EQ(checkin.code, 1);
+  EXPECT_EQ(checkin.json(),
+            json::parse(R"({"released":false,"reason":"not_owner"})"));
+  EXPECT_EQ(Leasehold("delete k --ns docs --owner Bram").code, 1);
+  auto del = Leasehold("delete k --ns docs --owner Bram --json");
+  EXPECT_EQ(del.code, 1);
+  EXPECT_EQ(del.json(),
+            json::parse(R"({"deleted":false,"reason":"not_owner"})"));
+
+  // The holder's proof deletes it; then there is nothing left.
+  auto deleted = Leasehold("delete k --ns docs --token " + token);
+  EXPECT_EQ(deleted.code, 0) << Stderr();
+  EXPECT_EQ(deleted.out, "deleted k\n");
+  EXPECT_EQ(Leasehold("get k --ns docs").code, 1);
+  EXPECT_EQ(Leasehold("delete k --ns docs --token " + token).code, 1);
+  EXPECT_EQ(Leasehold("delete k --ns docs").code, 2) << "no proof";
+}
+
+TEST_F(CliTest, RecordCommandsWordTheirOutcomes) {
+  auto put = Leasehold("put k --ns docs --body 'the text'");
+  EXPECT_EQ(put.out, "created k, version 1\n");
+  auto first = Leasehold("checkout k --ns docs --owner Asha --ttl 5m");
+  ASSERT_EQ(first.code, 0) << Stderr();
+  EXPECT_EQ(first.out.rfind("checked out k as Asha, ", 0), 0u) << first.out;
+  EXPECT_NE(first.out.find(" left\ntoken "), std::string::npos) << first.out;
+  EXPECT_NE(first.out.find("  fence "), std::string::npos) << first.out;
+  auto again = Leasehold("checkout k --ns docs --owner Asha --ttl 5m");
+  EXPECT_EQ(again.out.rfind("renewed k as Asha, ", 0), 0u) << again.out;
+
+  auto get = Leasehold("get k --ns docs");
+  EXPECT_EQ(get.out.rfind("k  locked by Asha, ", 0), 0u) << get.out;
+  EXPECT_NE(get.out.find(" left  version 1  fence "), std::string::npos)
+      << get.out;
+  EXPECT_EQ(get.out.substr(get.out.size() - 10), "\nthe text\n") << get.out;
+
+  EXPECT_EQ(Leasehold("break k --ns docs").out, "broke the lease on k\n");
+  EXPECT_EQ(Leasehold("break k --ns docs").code, 1);
+  EXPECT_NE(Stderr().find("k had no lease\n"), std::string::npos) << Stderr();
+  auto freed = Leasehold("get k --ns docs");
+  EXPECT_EQ(freed.out.rfind("k  free", 0), 0u) << freed.out;
+  EXPECT_NE(freed.out.find("  version 1  fence "), std::string::npos)
+      << freed.out;
+  EXPECT_EQ(Leasehold("purge --ns docs --older-than 1h").out,
+            "purged 0 leases\n");
+}
+
+TEST_F(CliTest, LsWalksEveryPageUnlessLimited) {
+  HttpClient http(server_.port());
+  // One more than the server's page of 100.
+  for (int i = 0; i < 101; ++i) {
+    char key[16];
+    std::snprintf(key, sizeof key, "k%03d", i);
+    ASSERT_EQ(
+        http.Request("PUT", api::RecordPath("docs", key), api::PutBody("x"))
+            .status,
+        201u);
+  }
+  auto all = Leasehold("ls --ns docs");
+  ASSERT_EQ(all.code, 0) << Stderr();
+  EXPECT_EQ(std::count(all.out.begin(), all.out.end(), '\n'), 102)
+      << "the header and every record";
+  EXPECT_NE(all.out.find("\nk100  free"), std::string::npos) << all.out;
+
+  auto page = Leasehold("ls --ns docs --limit 2");
+  EXPECT_EQ(page.out.substr(page.out.find('\n') + 1, 4), "k000") << page.out;
+  EXPECT_EQ(std::count(page.out.begin(), page.out.end(), '\n'), 3) << page.out;
+  auto next = Leasehold("ls --ns docs --limit 2 --after k001 --json");
+  EXPECT_EQ(next.json().at("records").as_array().size(), 2u);
+  EXPECT_EQ(next.json().at("next"), "k003");
+  auto first_page = Leasehold("ls --ns docs --json");
+  EXPECT_EQ(first_page.json().at("records").as_array().size(), 100u)
+      << "--json prints one page, as the server sent it";
+  EXPECT_EQ(Leasehold("ls --ns empty").out,
+            "KEY  STATE  HOLDER  EXPIRES  "
+            "VERSION\n(none)\n");
+}
+
+TEST_F(CliTest, SessionsAndLocksListHoldersWaitersAndTransactions) {
+  auto held = Leasehold("lock job:1 --ns app --ttl 60s --json");
+  ASSERT_EQ(held.code, 0) << Stderr();
+  const std::string session(held.json().at("session").as_string());
+  ASSERT_EQ(Leasehold("lock job:2 --ns app --principal ops --session " +
+                      session + " --json")
+                .code,
+            0)
+      << Stderr();
+  HttpClient http(server_.port());
+  auto txn = http.Request("POST", api::TransactionPath(session));
+  ASSERT_EQ(txn.status, 201u) << txn.body;
+  const std::string txn_id =
+      std::to_string(txn.json.at("transaction").to_number<std::int64_t>());
+
+  auto sessions = Leasehold("sessions");
+  ASSERT_EQ(sessions.code, 0) << Stderr();
+  EXPECT_EQ(sessions.out.rfind("ID", 0), 0u) << sessions.out;
+  const std::size_t row = sessions.out.find("\n" + session + "  ");
+  ASSERT_NE(row, std::string::npos) << sessions.out;
+  const std::string line =
+      sessions.out.substr(row + 1, sessions.out.find('\n', row + 1) - row - 1);
+  EXPECT_NE(line.find(" left  2  "), std::string::npos) << line;
+  EXPECT_EQ(line.substr(line.size() - txn_id.size()), txn_id) << line;
+
+  // A second session waits for job:1 while the table is printed.
+  CommandRun waited;
+  std::thread waiter([&] {
+    waited = Leasehold(
+        "lock job:1 --ns app --session-name Ravi --timeout 20s "
+        "-- true");
+  });
+  std::string locks;
+  for (int i = 0; i < 250 && locks.find("waiting 1") == std::string::npos;
+       ++i) {
+    std::this_thread::sleep_for(milliseconds(20));
+    locks = Leasehold("locks --ns app").out;
+  }
+  EXPECT_EQ(locks.rfind("RESOURCE     STATE      SESSION", 0), 0u) << locks;
+  EXPECT_NE(locks.find("job:1        granted    "), std::string::npos) << locks;
+  EXPECT_NE(locks.find("job:1        waiting 1  Ravi #"), std::string::npos)
+      << locks;
+  EXPECT_NE(locks.find("job:2 (ops)  granted    "), std::string::npos) << locks;
+  EXPECT_NE(locks.find("#" + session + "  Exclusive  Session  1  "),
+            std::string::npos)
+      << locks;
+  EXPECT_EQ(Leasehold("unlock job:1 --ns app --session " + session).code, 0);
+  waiter.join();
+  EXPECT_EQ(waited.code, 0) << Stderr();
+}
+
 TEST_F(CliTest, BreakAndPurge) {
   ASSERT_EQ(Leasehold("checkout k --ns ops --owner Asha --ttl 1s").code, 0);
   EXPECT_EQ(Leasehold("break k --ns ops --json").json().at("broken"), true);
@@ -150,7 +310,7 @@ TEST_F(CliTest, ALockLostWhileTheCommandRunsStopsItAndExits4) {
   }
   ASSERT_FALSE(session.empty()) << Stderr();
   HttpClient http(server_.port());  // the operator ends the session
-  EXPECT_EQ(http.Request("DELETE", "/v1/sessions/" + session).status, 204u);
+  EXPECT_EQ(http.Request("DELETE", api::SessionPath(session)).status, 204u);
   const auto start = std::chrono::steady_clock::now();
   locked.join();
   EXPECT_EQ(run.code, 4) << Stderr();

@@ -6,14 +6,16 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <cctype>
 #include <fstream>
 #include <regex>
 #include <thread>
 
+#include "client/api_codec.h"
+
 namespace leasehold::testing {
 
 namespace json = boost::json;
+namespace api = client::api;
 using std::chrono::milliseconds;
 using Steady = std::chrono::steady_clock;
 using SysTime = std::chrono::system_clock::time_point;
@@ -59,22 +61,6 @@ std::string Str(const json::value& v, std::string_view key) {
 
 std::int64_t Int(const json::value& v, std::string_view key) {
   return v.at(key).to_number<std::int64_t>();
-}
-
-std::string Esc(std::string_view s) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
-      out.push_back(ch);
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
 }
 
 std::string Repeat(std::string_view unit, int n) {
@@ -230,8 +216,8 @@ void ApiContractTest::Start() {
 
 std::string ApiContractTest::OpenSession(HttpClient& c, const std::string& name,
                                          int ttl_ms) {
-  auto a = c.Request("POST", "/v1/sessions",
-                     J({{"name", name}, {"ttl_ms", ttl_ms}}));
+  auto a = c.Request("POST", api::SessionsPath(),
+                     api::OpenSessionBody(name, milliseconds(ttl_ms)));
   EXPECT_EQ(a.status, 201u) << a.body;
   return a.status == 201 ? Str(a.json, "id") : "";
 }
@@ -241,27 +227,26 @@ std::string ApiContractTest::AcquireBody(const std::string& session,
                                          const std::string& mode,
                                          const std::string& owner,
                                          int timeout_ms) {
-  return J({{"session", session},
-            {"resource", resource},
-            {"mode", mode},
-            {"owner", owner},
-            {"timeout_ms", timeout_ms}});
+  return api::AcquireBody(session, resource,
+                          {.mode = mode,
+                           .owner = owner,
+                           .timeout = milliseconds(timeout_ms),
+                           .principal = "public"});
 }
 
 HttpAnswer ApiContractTest::Acquire(HttpClient& c, const std::string& session,
                                     const std::string& resource,
                                     const std::string& mode,
                                     const std::string& owner, int timeout_ms) {
-  return c.Request("POST", "/v1/applocks/app/acquire",
+  return c.Request("POST", api::ApplockPath("app", "acquire"),
                    AcquireBody(session, resource, mode, owner, timeout_ms));
 }
 
 HttpAnswer ApiContractTest::Release(HttpClient& c, const std::string& session,
                                     const std::string& resource,
                                     const std::string& owner) {
-  return c.Request(
-      "POST", "/v1/applocks/app/release",
-      J({{"session", session}, {"resource", resource}, {"owner", owner}}));
+  return c.Request("POST", api::ApplockPath("app", "release"),
+                   api::ReleaseBody(session, resource, owner, "public"));
 }
 
 std::pair<std::string, std::string> ApiContractTest::HolderOfBusyAnd(
@@ -276,9 +261,8 @@ std::pair<std::string, std::string> ApiContractTest::HolderOfBusyAnd(
 std::string ApiContractTest::ModeOf(HttpClient& c, const std::string& session,
                                     const std::string& resource,
                                     const std::string& owner) {
-  auto a =
-      c.Request("GET", "/v1/applocks/app/mode?session=" + session +
-                           "&resource=" + Esc(resource) + "&owner=" + owner);
+  auto a = c.Request("GET",
+                     api::ModePath("app", session, resource, owner, "public"));
   EXPECT_EQ(a.status, 200u) << a.body;
   return a.status == 200 ? Str(a.json, "mode") : "";
 }
@@ -288,9 +272,11 @@ std::optional<bool> ApiContractTest::Test(HttpClient& c,
                                           const std::string& resource,
                                           const std::string& mode,
                                           const std::string& owner) {
-  auto a = c.Request("GET", "/v1/applocks/app/test?session=" + session +
-                                "&resource=" + Esc(resource) + "&mode=" + mode +
-                                "&owner=" + owner);
+  auto a = c.Request("GET", api::TestPath("app", session, resource,
+                                          {.mode = mode,
+                                           .owner = owner,
+                                           .timeout = milliseconds(-1),
+                                           .principal = "public"}));
   if (a.status != 200 || !a.json.at("grantable").is_bool()) {
     ADD_FAILURE() << a.body;
     return std::nullopt;
@@ -300,7 +286,7 @@ std::optional<bool> ApiContractTest::Test(HttpClient& c,
 
 std::size_t ApiContractTest::Waiting(HttpClient& c) {
   std::size_t n = 0;
-  auto locks = c.Request("GET", "/v1/applocks/app");
+  auto locks = c.Request("GET", api::ApplockPath("app"));
   for (const auto& l : locks.json.at("locks").as_array()) {
     n += l.at("waiting").as_array().size();
   }

@@ -6,7 +6,8 @@
 // Elsewhere: the outbox (outbox_contract_test.cc), the dashboard's
 // endpoints (dashboard_test.cc), authentication (server_test.cc).
 //
-// Here: helpers for bodies, paths and fields, gtest predicates for the
+// Here: helpers for fields and for the requests most tests make (their
+// paths and bodies from the client's API codec), gtest predicates for the
 // field kinds and the error shape, a raw socket for connection-level
 // limits, and ApiContractTest, the fixture with the contract's config.
 //
@@ -37,10 +38,6 @@ namespace leasehold::testing {
 std::string J(const boost::json::object& o);
 std::string Str(const boost::json::value& v, std::string_view key);
 std::int64_t Int(const boost::json::value& v, std::string_view key);
-
-// Percent-encodes every byte but the unreserved ones, for path segments and
-// query values.
-std::string Esc(std::string_view s);
 
 std::string Repeat(std::string_view unit, int n);
 

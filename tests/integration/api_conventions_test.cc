@@ -7,10 +7,13 @@
 #include <utility>
 #include <vector>
 
+#include "client/api_codec.h"
 #include "tests/integration/api_contract_fixture.h"
 
 namespace leasehold::testing {
 namespace {
+
+namespace api = client::api;
 
 // Conventions that hold for every resource.
 class ConventionsApiTest : public ApiContractTest {};
@@ -120,23 +123,22 @@ TEST_F(ConventionsApiTest, NamesAreOneTo255UnicodeCharactersNeverTruncated) {
   for (const std::string unit :
        {"k", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x94\x92"}) {  // k é € 🔒
     const std::string ok = Repeat(unit, 255), long_name = Repeat(unit, 256);
-    auto put = c.Request("PUT", "/v1/records/names/" + Esc(ok), body);
+    auto put = c.Request("PUT", api::RecordPath("names", ok), body);
     EXPECT_EQ(put.status, 201u) << unit.size() << "-byte: " << put.body;
-    auto got = c.Request("GET", "/v1/records/names/" + Esc(ok));
+    auto got = c.Request("GET", api::RecordPath("names", ok));
     ASSERT_EQ(got.status, 200u) << got.body;
     EXPECT_EQ(Str(got.json, "key"), ok) << "the name comes back untouched";
     EXPECT_TRUE(
-        IsError(c.Request("PUT", "/v1/records/names/" + Esc(long_name), body),
+        IsError(c.Request("PUT", api::RecordPath("names", long_name), body),
                 400, "name_too_long"))
         << unit.size() << "-byte characters";
-    EXPECT_TRUE(IsError(c.Request("GET", "/v1/records/names/" + Esc(long_name)),
+    EXPECT_TRUE(IsError(c.Request("GET", api::RecordPath("names", long_name)),
                         400, "name_too_long"))
         << "never truncated to match the 255-character key";
   }
   // Byte-for-byte comparison: case and trailing blanks make other names.
   for (const std::string k : {"Doc", "doc", "doc "}) {
-    EXPECT_EQ(c.Request("PUT", "/v1/records/names/" + Esc(k), body).status,
-              201u)
+    EXPECT_EQ(c.Request("PUT", api::RecordPath("names", k), body).status, 201u)
         << "\"" << k << "\"";
   }
   // Invalid UTF-8 in a name.

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <future>
 
+#include "client/api_codec.h"
 #include "tests/testing/server_process.h"
 #include "tests/testing/temp_dir.h"
 
@@ -13,6 +14,8 @@ namespace leasehold::testing {
 namespace {
 
 namespace json = boost::json;
+namespace api = client::api;
+using std::chrono::milliseconds;
 
 std::string Str(const json::value& v, const char* key) {
   return std::string(v.at(key).as_string());
@@ -38,20 +41,25 @@ class DashboardTest : public ::testing::Test {
   DashboardTest() : server_(dir_.File("data")), http_(server_.port()) {}
 
   std::string OpenSession(const std::string& name) {
-    auto a = http_.Request("POST", "/v1/sessions",
-                           R"({"name":")" + name + R"(","ttl_ms":60000})");
+    auto a = http_.Request("POST", api::SessionsPath(),
+                           api::OpenSessionBody(name, milliseconds(60'000)));
     EXPECT_EQ(a.status, 201u) << a.body;
     return Str(a.json, "id");
   }
 
   HttpAnswer Acquire(HttpClient& c, const std::string& session,
                      const std::string& resource, int timeout_ms) {
-    return c.Request("POST", "/v1/applocks/bank/acquire",
-                     R"({"session":")" + session + R"(","resource":")" +
-                         resource +
-                         R"(","mode":"Exclusive","owner":"Session",)"
-                         R"("timeout_ms":)" +
-                         std::to_string(timeout_ms) + "}");
+    return c.Request("POST", api::ApplockPath("bank", "acquire"),
+                     AcquireBody(session, resource, timeout_ms));
+  }
+
+  static std::string AcquireBody(const std::string& session,
+                                 const std::string& resource, int timeout_ms) {
+    return api::AcquireBody(session, resource,
+                            {.mode = "Exclusive",
+                             .owner = "Session",
+                             .timeout = milliseconds(timeout_ms),
+                             .principal = "public"});
   }
 
   // Asha and Ravi each hold one account and ask for the other's; the second
@@ -61,10 +69,8 @@ class DashboardTest : public ::testing::Test {
     ASSERT_EQ(Acquire(http_, asha, "account:A", 0).status, 200u);
     ASSERT_EQ(Acquire(http_, ravi, "account:B", 0).status, 200u);
     HttpClient waiter(server_.port());
-    waiter.Send("POST", "/v1/applocks/bank/acquire",
-                R"({"session":")" + asha +
-                    R"(","resource":"account:B","mode":"Exclusive",)"
-                    R"("owner":"Session","timeout_ms":-1})");
+    waiter.Send("POST", api::ApplockPath("bank", "acquire"),
+                AcquireBody(asha, "account:B", -1));
     for (int i = 0; i < 200; ++i) {
       auto s = http_.Request("GET", "/v1/stats");
       if (s.json.at("waiting").to_number<int>() == 1) break;
@@ -72,7 +78,7 @@ class DashboardTest : public ::testing::Test {
     auto closing = Acquire(http_, ravi, "account:A", -1);
     ASSERT_EQ(closing.status, 409u) << closing.body;
     ASSERT_EQ(closing.json.at("result").to_number<int>(), -3);
-    ASSERT_EQ(http_.Request("DELETE", "/v1/sessions/" + ravi).status, 204u);
+    ASSERT_EQ(http_.Request("DELETE", api::SessionPath(ravi)).status, 204u);
     EXPECT_EQ(waiter.Receive().json.at("result").to_number<int>(), 1);
   }
 

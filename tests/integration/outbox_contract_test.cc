@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "client/api_codec.h"
 #include "tests/testing/server_process.h"
 #include "tests/testing/temp_dir.h"
 
@@ -20,9 +21,9 @@ namespace leasehold::testing {
 namespace {
 
 namespace json = boost::json;
+namespace api = client::api;
 using std::chrono::milliseconds;
 
-std::string J(const json::object& o) { return json::serialize(o); }
 std::string Str(const json::value& v, std::string_view key) {
   return std::string(v.at(key).as_string());
 }
@@ -44,8 +45,8 @@ class OutboxContractTest : public ::testing::Test {
   std::uint16_t port() const { return server_->port(); }
 
   static std::string OpenSession(HttpClient& c, const std::string& name) {
-    auto a = c.Request("POST", "/v1/sessions",
-                       J({{"name", name}, {"ttl_ms", 60'000}}));
+    auto a = c.Request("POST", api::SessionsPath(),
+                       api::OpenSessionBody(name, milliseconds(60'000)));
     EXPECT_EQ(a.status, 201u) << a.body;
     return a.status == 201 ? Str(a.json, "id") : "";
   }
@@ -55,51 +56,50 @@ class OutboxContractTest : public ::testing::Test {
   // Returns the begin answer.
   static HttpAnswer Finalize(HttpClient& c, const std::string& s,
                              const std::string& invoice, bool commit) {
-    const std::string txn = "/v1/sessions/" + s + "/transaction";
-    EXPECT_EQ(c.Request("POST", txn).status, 201u);
+    EXPECT_EQ(c.Request("POST", api::TransactionPath(s)).status, 201u);
     auto begin =
-        c.Request("POST", "/v1/operations/billing/" + invoice + "/begin",
-                  J({{"session", s}}));
+        c.Request("POST", api::OperationPath("billing", invoice, "begin"),
+                  api::BeginOperationBody(s));
     EXPECT_EQ(begin.status, 200u) << begin.body;
     if (Str(begin.json, "state") == "new") {
-      auto done =
-          c.Request("POST", "/v1/operations/billing/" + invoice + "/complete",
-                    J({{"session", s},
-                       {"outcome", {{"invoice", invoice}, {"total", 1250}}}}));
+      auto done = c.Request(
+          "POST", api::OperationPath("billing", invoice, "complete"),
+          api::CompleteOperationBody(
+              s, json::object{{"invoice", invoice}, {"total", 1250}}));
       EXPECT_EQ(done.status, 200u) << done.body;
-      auto enq = c.Request("POST", "/v1/outbox/billing/mail",
-                           J({{"session", s},
-                              {"key", "receipt-" + invoice},
-                              {"payload", {{"invoice", invoice}}}}));
+      auto enq =
+          c.Request("POST", api::OutboxPath("billing", "mail"),
+                    api::EnqueueBody("receipt-" + invoice,
+                                     json::object{{"invoice", invoice}}, s));
       EXPECT_EQ(enq.status, 201u) << enq.body;
     }
-    EXPECT_EQ(
-        c.Request("POST", txn + (commit ? "/commit" : "/rollback")).status,
-        200u);
+    EXPECT_EQ(c.Request("POST",
+                        api::TransactionPath(s, commit ? "commit" : "rollback"))
+                  .status,
+              200u);
     return begin;
   }
 
   static json::object Counts(HttpClient& c, const std::string& ns = "billing",
                              const std::string& topic = "mail") {
-    auto a = c.Request("GET", "/v1/outbox/" + ns + "/" + topic);
+    auto a = c.Request("GET", api::OutboxPath(ns, topic));
     EXPECT_EQ(a.status, 200u) << a.body;
     return a.json.as_object();
   }
 
   static json::array Claim(HttpClient& c, const std::string& consumer,
                            int lease_ms, const std::string& ns = "billing") {
-    auto a = c.Request(
-        "POST", "/v1/outbox/" + ns + "/mail/claim",
-        J({{"consumer", consumer}, {"max", 10}, {"lease_ms", lease_ms}}));
+    auto a = c.Request("POST", api::OutboxPath(ns, "mail", "claim"),
+                       api::ClaimBody(consumer, 10, milliseconds(lease_ms)));
     EXPECT_EQ(a.status, 200u) << a.body;
     return a.json.at("messages").as_array();
   }
 
   static HttpAnswer Ack(HttpClient& c, const json::value& m,
                         const std::string& ns = "billing") {
-    return c.Request(
-        "POST", "/v1/outbox/" + ns + "/mail/ack",
-        J({{"id", m.at("id")}, {"claim_token", m.at("claim_token")}}));
+    return c.Request("POST", api::OutboxPath(ns, "mail", "ack"),
+                     api::AckBody(m.at("id").to_number<std::int64_t>(),
+                                  m.at("claim_token").as_string()));
   }
 
   TempDir dir_;
@@ -126,12 +126,10 @@ TEST_F(OutboxContractTest, SigkillAfterCommitKeepsTheOutcomeAndTheMessage) {
     const std::string s = OpenSession(c, "worker");
     Finalize(c, s, "17", true);
     // An uncommitted attempt at another invoice is lost with the process.
-    const std::string txn = "/v1/sessions/" + s + "/transaction";
-    ASSERT_EQ(c.Request("POST", txn).status, 201u);
-    ASSERT_EQ(c.Request("POST", "/v1/outbox/billing/mail",
-                        J({{"session", s},
-                           {"key", "receipt-18"},
-                           {"payload", {{"invoice", "18"}}}}))
+    ASSERT_EQ(c.Request("POST", api::TransactionPath(s)).status, 201u);
+    ASSERT_EQ(c.Request("POST", api::OutboxPath("billing", "mail"),
+                        api::EnqueueBody("receipt-18",
+                                         json::object{{"invoice", "18"}}, s))
                   .status,
               201u);
     server_->Kill();
@@ -155,24 +153,24 @@ TEST_F(OutboxContractTest, SigkillBetweenCommitAndAnswerLosesOnlyTheAnswer) {
   {
     HttpClient c(port());
     const std::string s = OpenSession(c, "worker");
-    const std::string txn = "/v1/sessions/" + s + "/transaction";
-    ASSERT_EQ(c.Request("POST", txn).status, 201u);
-    ASSERT_EQ(Str(c.Request("POST", "/v1/operations/billing/77/begin",
-                            J({{"session", s}}))
-                      .json,
-                  "state"),
-              "new");
-    ASSERT_EQ(c.Request("POST", "/v1/operations/billing/77/complete",
-                        J({{"session", s}, {"outcome", {{"total", 77}}}}))
-                  .status,
-              200u);
-    ASSERT_EQ(c.Request("POST", "/v1/outbox/billing/mail",
-                        J({{"session", s},
-                           {"key", "receipt-77"},
-                           {"payload", {{"invoice", "77"}}}}))
+    ASSERT_EQ(c.Request("POST", api::TransactionPath(s)).status, 201u);
+    ASSERT_EQ(
+        Str(c.Request("POST", api::OperationPath("billing", "77", "begin"),
+                      api::BeginOperationBody(s))
+                .json,
+            "state"),
+        "new");
+    ASSERT_EQ(
+        c.Request("POST", api::OperationPath("billing", "77", "complete"),
+                  api::CompleteOperationBody(s, json::object{{"total", 77}}))
+            .status,
+        200u);
+    ASSERT_EQ(c.Request("POST", api::OutboxPath("billing", "mail"),
+                        api::EnqueueBody("receipt-77",
+                                         json::object{{"invoice", "77"}}, s))
                   .status,
               201u);
-    EXPECT_ANY_THROW(c.Request("POST", txn + "/commit"))
+    EXPECT_ANY_THROW(c.Request("POST", api::TransactionPath(s, "commit")))
         << "the commit was answered: the fault point did not fire";
   }
   const int status = server_->Wait();
@@ -218,8 +216,8 @@ TEST_F(OutboxContractTest, AConsumerCrashIsDeliveredAgainAndAckedOnce) {
 
 TEST_F(OutboxContractTest, AnAckAfterTheClaimExpiredIs423Expired) {
   HttpClient c(port());
-  ASSERT_EQ(c.Request("POST", "/v1/outbox/billing/mail",
-                      J({{"key", "k"}, {"payload", {{"n", 1}}}}))
+  ASSERT_EQ(c.Request("POST", api::OutboxPath("billing", "mail"),
+                      api::EnqueueBody("k", json::object{{"n", 1}}, ""))
                 .status,
             201u);
   json::array got = Claim(c, "slow", 100);
@@ -233,8 +231,8 @@ TEST_F(OutboxContractTest, AnAckAfterTheClaimExpiredIs423Expired) {
 
 TEST_F(OutboxContractTest, AfterMaxAttemptsAMessageIsADeadLetter) {
   HttpClient c(port());
-  ASSERT_EQ(c.Request("POST", "/v1/outbox/fragile/mail",
-                      J({{"key", "k"}, {"payload", {{"n", 1}}}}))
+  ASSERT_EQ(c.Request("POST", api::OutboxPath("fragile", "mail"),
+                      api::EnqueueBody("k", json::object{{"n", 1}}, ""))
                 .status,
             201u);
   for (int attempt = 1; attempt <= 2; ++attempt) {
@@ -254,11 +252,11 @@ TEST_F(OutboxContractTest, AfterMaxAttemptsAMessageIsADeadLetter) {
 
 TEST_F(OutboxContractTest, EnqueueIsAnnouncedAsAnEvent) {
   HttpClient watcher(port());
-  watcher.Send("GET", "/v1/events?ns=billing");
+  watcher.Send("GET", api::EventsPath("billing"));
   watcher.ReadStreamUntil("\n\n", milliseconds(500));
   HttpClient c(port());
-  ASSERT_EQ(c.Request("POST", "/v1/outbox/billing/mail",
-                      J({{"key", "k"}, {"payload", {{"n", 1}}}}))
+  ASSERT_EQ(c.Request("POST", api::OutboxPath("billing", "mail"),
+                      api::EnqueueBody("k", json::object{{"n", 1}}, ""))
                 .status,
             201u);
   const std::string seen =

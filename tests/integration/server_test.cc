@@ -13,12 +13,14 @@
 #include <sstream>
 #include <thread>
 
+#include "client/api_codec.h"
 #include "tests/testing/server_process.h"
 #include "tests/testing/temp_dir.h"
 
 namespace leasehold::testing {
 namespace {
 
+namespace api = client::api;
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
 
@@ -41,9 +43,8 @@ class ServerTest : public ::testing::Test {
 
   std::string OpenSession(HttpClient& c, const std::string& name,
                           int ttl_ms = 60'000) {
-    auto a = c.Request("POST", "/v1/sessions",
-                       R"({"name":")" + name + R"(","ttl_ms":)" +
-                           std::to_string(ttl_ms) + "}");
+    auto a = c.Request("POST", api::SessionsPath(),
+                       api::OpenSessionBody(name, milliseconds(ttl_ms)));
     EXPECT_EQ(a.status, 201u) << a.body;
     return Str(a.json, "id");
   }
@@ -51,22 +52,24 @@ class ServerTest : public ::testing::Test {
   static std::string AcquireBody(const std::string& session,
                                  const std::string& resource,
                                  const std::string& mode, int timeout_ms = -1) {
-    return R"({"session":")" + session + R"(","resource":")" + resource +
-           R"(","mode":")" + mode + R"(","owner":"Session","timeout_ms":)" +
-           std::to_string(timeout_ms) + "}";
+    return api::AcquireBody(session, resource,
+                            {.mode = mode,
+                             .owner = "Session",
+                             .timeout = milliseconds(timeout_ms),
+                             .principal = "public"});
   }
 
   static HttpAnswer Acquire(HttpClient& c, const std::string& session,
                             const std::string& resource,
                             const std::string& mode, int timeout_ms = -1) {
-    return c.Request("POST", "/v1/applocks/app/acquire",
+    return c.Request("POST", api::ApplockPath("app", "acquire"),
                      AcquireBody(session, resource, mode, timeout_ms));
   }
 
   // Parked requests in namespace "app", as the server lists them.
   static std::size_t Waiting(HttpClient& c) {
     std::size_t n = 0;
-    auto locks = c.Request("GET", "/v1/applocks/app");
+    auto locks = c.Request("GET", api::ApplockPath("app"));
     for (const auto& l : locks.json.at("locks").as_array()) {
       n += l.at("waiting").as_array().size();
     }
@@ -139,7 +142,7 @@ TEST_F(ServerTest, DeadlockIsAnsweredAtOnceAndTheOtherWaiterGoesOn) {
   const std::string sa = OpenSession(a, "Asha"), sb = OpenSession(b, "Ravi");
   ASSERT_EQ(Acquire(a, sa, "r1", "Exclusive").status, 200u);
   ASSERT_EQ(Acquire(b, sb, "r2", "Exclusive").status, 200u);
-  a_wait.Send("POST", "/v1/applocks/app/acquire",
+  a_wait.Send("POST", api::ApplockPath("app", "acquire"),
               AcquireBody(sa, "r2", "Exclusive"));
   // Wait until Asha's request is parked, then close the cycle.
   ASSERT_EQ(AwaitWaiting(b, 1), 1u);
@@ -263,7 +266,7 @@ TEST_F(ServerTest, HangingUpCancelsTheWait) {
   HttpClient a(port()), b(port()), watcher(port());
   const std::string sa = OpenSession(a, "Asha"), sb = OpenSession(b, "Ravi");
   ASSERT_EQ(Acquire(a, sa, "doc", "Exclusive").status, 200u);
-  b.Send("POST", "/v1/applocks/app/acquire",
+  b.Send("POST", api::ApplockPath("app", "acquire"),
          AcquireBody(sb, "doc", "Exclusive"));
   ASSERT_EQ(AwaitWaiting(watcher, 1), 1u);
   b.Close();
@@ -341,7 +344,7 @@ TEST_F(ServerTest, SigtermAnswersWaitersAsCancelled) {
   HttpClient a(port()), b(port());
   const std::string sa = OpenSession(a, "Asha"), sb = OpenSession(b, "Ravi");
   ASSERT_EQ(Acquire(a, sa, "doc", "Exclusive").status, 200u);
-  b.Send("POST", "/v1/applocks/app/acquire",
+  b.Send("POST", api::ApplockPath("app", "acquire"),
          AcquireBody(sb, "doc", "Exclusive"));
   std::this_thread::sleep_for(milliseconds(200));
   std::thread stopper([&] { EXPECT_EQ(server_->Terminate(), 0); });
