@@ -190,8 +190,9 @@ struct FinishedWait {
   std::uint32_t count = 0;            // on kGrantedAfterWait
   std::optional<DeadlockReport> deadlock;
   // Set for an acquire-all call: its whole result (`result` and `deadlock`
-  // above are copies of its own).
-  std::optional<AcquireAllResult> all;
+  // above are copies of its own). Behind a pointer, so that the many
+  // waits of single locks stay small; shared, and never changed.
+  std::shared_ptr<const AcquireAllResult> all;
 };
 
 struct ReleaseRequest {
@@ -427,9 +428,9 @@ class Engine {
   // Every namespace that has keys, locks or outbox topics, sorted by name.
   std::vector<NamespaceInfo> ListNamespaces(Time now);
 
-  // --- Records and checkouts (docs/api.md, "Records and checkouts")
-  // ------------ Each command is one atomic decision. Name errors (namespace,
-  // key, owner, token) are refused before anything changes.
+  // --- Records and checkouts (docs/api.md, "Records and checkouts") ------
+  // Each command is one atomic decision. Name errors (namespace, key, owner,
+  // token) are refused before anything changes.
   void SetNamespaceOptions(std::string_view ns, NamespaceOptions options);
   // Creates a record with version 1. kExists if the key has a record;
   // kBodyTooLarge.
@@ -563,8 +564,10 @@ class Engine {
   EngineStats Stats() const;
 
  private:
-  class Impl;
-  std::unique_ptr<Impl> impl_;
+  // The units that own the state (src/engine/engine.cc); each command above
+  // is defined once, there, and sequences them.
+  struct Units;
+  std::unique_ptr<Units> units_;
 };
 
 }  // namespace leasehold

@@ -1,7 +1,7 @@
 // LockTable: the resources that have holders or waiters, their granted
 // entries and their wait queues. It keeps the data structures consistent
 // and answers compatibility questions; the policy (who is granted when)
-// lives in Engine. Internal to the engine; single-threaded.
+// lives in LockManager. Internal to the engine; single-threaded.
 #ifndef LEASEHOLD_ENGINE_LOCK_TABLE_H_
 #define LEASEHOLD_ENGINE_LOCK_TABLE_H_
 
@@ -50,6 +50,7 @@ struct Waiter {
   LockMode requested = LockMode::kNoLock;
   LockMode target = LockMode::kNoLock;  // Combine(held by owner, requested)
   bool conversion = false;  // the session held the resource when it asked
+  bool for_call = false;    // part of an acquire-all call (LockManager)
 };
 
 struct Resource {

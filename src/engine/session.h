@@ -5,15 +5,14 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
-#include <optional>
 #include <string>
 
-#include "engine/staged_writes.h"
 #include "leasehold/engine.h"
 
 namespace leasehold::engine {
 
 struct Grant;
+struct Transaction;
 struct Waiter;
 
 struct Session {
@@ -24,22 +23,8 @@ struct Session {
   Time expires_at;
   int deadlock_priority = 0;
   std::string caller;
-  std::optional<TransactionInfo> transaction;
-  // What the open transaction staged; empty without one.
-  StagedWrites staged;
-  // The namespace whose max_transaction set transaction->deadline, and that
-  // limit (for the event and the refusals that follow an expiry).
-  std::string deadline_ns;
-  std::chrono::milliseconds deadline_limit{0};
-  // The last transaction rolled back for staying open too long; cleared when
-  // the next one begins. Calls that need a transaction name it until then.
-  struct ExpiredTransaction {
-    TransactionId id = 0;
-    Time at;
-    std::string ns;
-    std::chrono::milliseconds limit{0};
-  };
-  std::optional<ExpiredTransaction> expired_transaction;
+  // The open transaction, if any (owned by TransactionManager).
+  Transaction* transaction = nullptr;
 
   // Granted locks, one intrusive list per owner (index: LockOwner).
   std::array<Grant*, 2> grants{nullptr, nullptr};

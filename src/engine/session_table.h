@@ -26,8 +26,6 @@ class SessionTable {
   // Forgets `s`; it must hold and wait for nothing.
   void Erase(Session* s);
 
-  TransactionId NextTransactionId() { return ++last_transaction_; }
-
   std::size_t size() const { return sessions_.size(); }
   template <typename F>
   void ForEach(F&& f) const {
@@ -38,7 +36,6 @@ class SessionTable {
   std::unordered_map<SessionId, std::unique_ptr<Session>> sessions_;
   DeadlineQueue* deadlines_;
   SessionId last_id_;
-  TransactionId last_transaction_ = 0;
 };
 
 }  // namespace leasehold::engine

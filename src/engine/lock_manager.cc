@@ -1,0 +1,461 @@
+#include "engine/lock_manager.h"
+
+#include <algorithm>
+#include <string>
+#include <tuple>
+
+#include "engine/transaction_manager.h"
+
+namespace leasehold::engine {
+
+LockManager::LockManager(FenceSource* fences, DeadlineQueue* deadlines,
+                         EventSink* events)
+    : fences_(fences), deadlines_(deadlines), events_(events) {}
+
+// --- Requests
+// -----------------------------------------------------------------
+
+AcquireOutcome LockManager::Acquire(Time now, Session* s, const LockKey& key,
+                                    LockMode mode, LockOwner owner,
+                                    WaitTerms& terms) {
+  Resource* r = table_.FindOrCreate(key);
+  const Decision d = Decide(r, s, owner, mode);
+  AcquireOutcome out;
+  if (d.grantable) {
+    const Grant* g = GrantTo(r, s, owner, mode, now);
+    out.fence = g->fence;
+    out.held = g->mode;
+    out.count = g->count;
+    return out;
+  }
+  if (!terms.may_wait || (terms.deadline && *terms.deadline <= now)) {
+    ++timeouts_;
+    if (events_ != nullptr) {
+      Event e = LockEvent(EventType::kLockTimeout, now, s, r, owner);
+      e.mode = mode;
+      Emit(e);
+    }
+    table_.EraseIfIdle(r);
+    out.result = AcquireResult::kTimeout;
+    return out;
+  }
+  Park(now, s, r, owner, mode, d, terms, out);
+  return out;
+}
+
+Status LockManager::WaitPending(const Session* s) {
+  return Status(StatusCode::kWaitPending,
+                "session " + std::to_string(s->id) +
+                    " is already waiting for a lock; one request at a "
+                    "time per session (cancel it, or use another "
+                    "session)");
+}
+
+// Whether `s` asking `owner`/`mode` on `r` may be granted now. A holder's
+// request (re-acquisition or conversion) waits only on other sessions'
+// granted modes; anyone else also queues behind every conflicting waiter.
+LockManager::Decision LockManager::Decide(Resource* r, Session* s,
+                                          LockOwner owner, LockMode mode) {
+  Decision d;
+  const Grant* own = table_.FindGrant(r, s, owner);
+  d.target = own != nullptr ? Combine(own->mode, mode) : mode;
+  if (own != nullptr && d.target == own->mode) {
+    d.conversion = true;
+    d.grantable = true;  // nothing changes for others
+    return d;
+  }
+  d.conversion = own != nullptr || table_.SessionHolds(r, s);
+  const ModeMask granted =
+      d.conversion ? table_.OthersGrantedMask(r, s) : r->GrantedMask();
+  if (ConflictsWithAny(d.target, granted)) return d;
+  if (!d.conversion) {
+    for (const Waiter* w = r->queue_head; w != nullptr; w = w->next) {
+      if (!Compatible(w->target, d.target)) return d;
+    }
+  }
+  d.grantable = true;
+  return d;
+}
+
+Grant* LockManager::GrantTo(Resource* r, Session* s, LockOwner owner,
+                            LockMode mode, Time now) {
+  Grant* g = table_.FindGrant(r, s, owner);
+  if (g == nullptr) {
+    g = table_.AddGrant(r, s, owner, mode, fences_->Next(), now);
+  } else {
+    table_.SetGrantMode(g, Combine(g->mode, mode));
+    ++g->count;
+    g->fence = fences_->Next();
+  }
+  if (events_ != nullptr) {
+    Event e = LockEvent(EventType::kLockGranted, now, s, r, owner);
+    e.mode = g->mode;
+    e.count = g->count;
+    e.fence = g->fence;
+    Emit(e);
+  }
+  return g;
+}
+
+void LockManager::Park(Time now, Session* s, Resource* r, LockOwner owner,
+                       LockMode mode, const Decision& d, WaitTerms& terms,
+                       AcquireOutcome& out) {
+  if (terms.wait == 0) terms.wait = ++last_wait_id_;
+  const WaitId id = terms.wait;
+  Waiter* w = table_.Enqueue(r, s, owner, mode, d.target, d.conversion, now,
+                             terms.deadline, id);
+  w->for_call = terms.for_call;
+  waits_.emplace(id, w);
+  if (terms.deadline) {
+    deadlines_->Add({*terms.deadline, DeadlineKind::kWaitTimeout, id});
+  }
+  out.wait = id;
+  // A decision on this request while its deadlocks are resolved is its
+  // answer: Deliver writes it into `out` and clears out.wait.
+  inline_wait_ = id;
+  inline_out_ = &out;
+  bool announced = false;
+  while (s->waiting == w) {
+    auto cycle = detector_.FindCycle(s);
+    if (!cycle) break;
+    Session* victim = ChooseVictim(*cycle, s);
+    const DeadlockReport report = MakeReport(*cycle, victim);
+    ++deadlocks_;
+    if (victim != s && !announced) {
+      Announce(w, now);
+      announced = true;
+    }
+    AbortWait(victim->waiting, AcquireResult::kDeadlock, now, &report);
+  }
+  inline_wait_ = 0;
+  inline_out_ = nullptr;
+  if (out.wait && !announced) Announce(w, now);
+}
+
+void LockManager::Announce(const Waiter* w, Time now) {
+  if (events_ == nullptr) return;
+  Event e = LockEvent(EventType::kLockWaiting, now, w->session, w->resource,
+                      w->owner);
+  e.mode = w->requested;
+  e.until = w->deadline;
+  Emit(e);
+}
+
+// --- Releases
+// -----------------------------------------------------------------
+
+Status LockManager::Release(Time now, Session* s, const LockKey& key,
+                            LockOwner owner) {
+  Resource* r = table_.Find(key);
+  Grant* g = r != nullptr ? table_.FindGrant(r, s, owner) : nullptr;
+  if (g == nullptr) {
+    return Status(StatusCode::kNotHeld,
+                  "session " + std::to_string(s->id) + " does not hold \"" +
+                      std::string(key.resource) + "\" as owner " +
+                      std::string(LockOwnerName(owner)));
+  }
+  if (s->waiting != nullptr && s->waiting->resource == r) {
+    return Status(StatusCode::kWaitPending,
+                  "session " + std::to_string(s->id) +
+                      " is waiting to change its lock on this resource; "
+                      "cancel the wait before releasing");
+  }
+  DropReference(g, now);
+  return Status::Ok();
+}
+
+void LockManager::ReleaseIfHeld(Time now, Session* s, const LockKey& key,
+                                LockOwner owner) {
+  Resource* r = table_.Find(key);
+  Grant* g = r != nullptr ? table_.FindGrant(r, s, owner) : nullptr;
+  if (g != nullptr) DropReference(g, now);
+}
+
+void LockManager::DropReference(Grant* g, Time now) {
+  Resource* r = g->resource;
+  --g->count;
+  if (events_ != nullptr) {
+    Event e = LockEvent(EventType::kLockReleased, now, g->session, r, g->owner);
+    e.mode = g->mode;
+    e.count = g->count;
+    e.fence = g->fence;
+    Emit(e);
+  }
+  if (g->count > 0) return;
+  table_.RemoveGrant(g);
+  GrantWaiters(r, now);
+  table_.EraseIfIdle(r);
+}
+
+void LockManager::ReleaseAll(Time now, Session* s, LockOwner owner) {
+  std::vector<Resource*> touched;
+  touched.reserve(s->grant_count[OwnerIndex(owner)]);
+  while (Grant* g = s->grants[OwnerIndex(owner)]) {
+    Resource* r = g->resource;
+    Event e = LockEvent(EventType::kLockReleased, now, s, r, owner);
+    e.mode = g->mode;
+    e.fence = g->fence;
+    table_.RemoveGrant(g);
+    Emit(e);
+    touched.push_back(r);
+  }
+  for (Resource* r : touched) {
+    GrantWaiters(r, now);
+    table_.EraseIfIdle(r);
+  }
+}
+
+void LockManager::EndTransaction(Time now, Session* s) {
+  // A parked request that the transaction's end would leave meaningless
+  // (Transaction-owned, or converting a lock the transaction holds) ends.
+  if (Waiter* w = s->waiting) {
+    if (w->owner == LockOwner::kTransaction ||
+        table_.FindGrant(w->resource, s, LockOwner::kTransaction) != nullptr) {
+      AbortWait(w, AcquireResult::kCancelled, now, nullptr);
+    }
+  }
+  ReleaseAll(now, s, LockOwner::kTransaction);
+}
+
+// --- Questions
+// ----------------------------------------------------------------
+
+LockMode LockManager::Held(Session* s, const LockKey& key, LockOwner owner) {
+  Resource* r = table_.Find(key);
+  const Grant* g = r != nullptr ? table_.FindGrant(r, s, owner) : nullptr;
+  return g != nullptr ? g->mode : LockMode::kNoLock;
+}
+
+bool LockManager::WouldGrant(Session* s, const LockKey& key, LockMode mode,
+                             LockOwner owner) {
+  Resource* r = table_.Find(key);
+  return r == nullptr || Decide(r, s, owner, mode).grantable;
+}
+
+std::optional<WaitId> LockManager::WaitOf(const Session* s) const {
+  if (s->waiting == nullptr) return std::nullopt;
+  return s->waiting->id;
+}
+
+// --- Ends of waits
+// ------------------------------------------------------------
+
+bool LockManager::Cancel(Time now, Session* s) {
+  if (s->waiting == nullptr) return false;
+  AbortWait(s->waiting, AcquireResult::kCancelled, now, nullptr);
+  return true;
+}
+
+bool LockManager::CancelWait(Time now, WaitId wait) {
+  auto it = waits_.find(wait);
+  if (it == waits_.end()) return false;
+  AbortWait(it->second, AcquireResult::kCancelled, now, nullptr);
+  return true;
+}
+
+void LockManager::TimeOut(Time at, WaitId wait) {
+  ++timeouts_;
+  AbortWait(waits_.at(wait), AcquireResult::kTimeout, at, nullptr);
+}
+
+void LockManager::AbortWait(Waiter* w, AcquireResult result, Time now,
+                            const DeadlockReport* report) {
+  Session* s = w->session;
+  Resource* r = w->resource;
+  const WaitId id = w->id;
+  const bool for_call = w->for_call;
+  const LockOwner owner = w->owner;
+  const LockMode requested = w->requested;
+  Forget(w);
+  if (events_ != nullptr) {
+    Event e = LockEvent(
+        result == AcquireResult::kTimeout     ? EventType::kLockTimeout
+        : result == AcquireResult::kCancelled ? EventType::kLockCancelled
+                                              : EventType::kLockDeadlock,
+        now, s, r, owner);
+    e.mode = requested;
+    e.deadlock = report;
+    Emit(e);
+  }
+  Deliver(id, for_call, s->id, result, nullptr, report);
+  GrantWaiters(r, now);
+  table_.EraseIfIdle(r);
+}
+
+void LockManager::Forget(Waiter* w) {
+  if (w->deadline) {
+    deadlines_->Remove({*w->deadline, DeadlineKind::kWaitTimeout, w->id});
+  }
+  waits_.erase(w->id);
+  table_.Dequeue(w);
+}
+
+void LockManager::Deliver(WaitId wait, bool for_call, SessionId session,
+                          AcquireResult result, const Grant* g,
+                          const DeadlockReport* report) {
+  const Fence fence = g != nullptr ? g->fence : 0;
+  const LockMode held = g != nullptr ? g->mode : LockMode::kNoLock;
+  const std::uint32_t count = g != nullptr ? g->count : 0;
+  if (wait != inline_wait_ && !for_call) {  // the common case
+    FinishedWait& done =
+        finished_.emplace_back(wait, session, result, fence, held, count);
+    if (report != nullptr) done.deadlock = *report;
+    return;
+  }
+  AcquireOutcome* out = inline_out_;
+  if (wait != inline_wait_) {
+    CallStep& step = call_steps_.emplace_back();
+    step.wait = wait;
+    out = &step.outcome;
+  }
+  out->wait.reset();
+  out->result = result;
+  out->fence = fence;
+  out->held = held;
+  out->count = count;
+  if (report != nullptr) out->deadlock = *report;
+}
+
+CallStep LockManager::TakeCallStep() {
+  CallStep step = std::move(call_steps_.front());
+  call_steps_.pop_front();
+  return step;
+}
+
+void LockManager::GrantWaiters(Resource* r, Time now) {
+  ModeMask waiting_ahead = 0;
+  Waiter* w = r->queue_head;
+  while (w != nullptr) {
+    Waiter* next = w->next;
+    const ModeMask granted = w->conversion
+                                 ? table_.OthersGrantedMask(r, w->session)
+                                 : r->GrantedMask();
+    const bool ok =
+        !ConflictsWithAny(w->target, granted) &&
+        (w->conversion || !ConflictsWithAny(w->target, waiting_ahead));
+    if (ok) {
+      GrantWaiter(w, now);
+    } else {
+      waiting_ahead |= ModeBit(w->target);
+      // Nothing behind a waiting Exclusive can pass it.
+      if ((waiting_ahead & ModeBit(LockMode::kExclusive)) && next != nullptr &&
+          !next->conversion) {
+        break;
+      }
+    }
+    w = next;
+  }
+}
+
+void LockManager::GrantWaiter(Waiter* w, Time now) {
+  Session* s = w->session;
+  Resource* r = w->resource;
+  const LockOwner owner = w->owner;
+  const LockMode requested = w->requested;
+  const WaitId id = w->id;
+  const bool for_call = w->for_call;
+  Forget(w);
+  const Grant* g = GrantTo(r, s, owner, requested, now);
+  Deliver(id, for_call, s->id, AcquireResult::kGrantedAfterWait, g, nullptr);
+}
+
+// --- Deadlocks
+// ----------------------------------------------------------------
+
+// Victim: the lowest deadlock priority; among equals, the session that
+// closed the cycle, else the one that started waiting last.
+Session* LockManager::ChooseVictim(const std::vector<CycleEdge>& cycle,
+                                   Session* closer) {
+  Session* victim = closer;
+  for (const CycleEdge& e : cycle) {
+    Session* s = e.waiter;
+    if (s->deadlock_priority < victim->deadlock_priority) {
+      victim = s;
+    } else if (s->deadlock_priority == victim->deadlock_priority &&
+               victim != closer && s->waiting->id > victim->waiting->id) {
+      victim = s;
+    }
+  }
+  return victim;
+}
+
+DeadlockReport LockManager::MakeReport(const std::vector<CycleEdge>& cycle,
+                                       const Session* victim) {
+  DeadlockReport report;
+  report.victim = victim->id;
+  for (const CycleEdge& e : cycle) {
+    const auto key = LockTable::DecodeKey(e.resource->key);
+    report.cycle.push_back(
+        WaitForEdge{e.waiter->id, e.waiter->name, e.holder->id, e.holder->name,
+                    std::string(key.ns), std::string(key.principal),
+                    std::string(key.resource), e.wanted});
+  }
+  return report;
+}
+
+// --- Listings
+// -----------------------------------------------------------------
+
+std::vector<LockInfo> LockManager::List(std::string_view ns) const {
+  std::vector<LockInfo> out;
+  table_.ForEachResource([&](const Resource* r) {
+    const auto key = LockTable::DecodeKey(r->key);
+    if (!ns.empty() && key.ns != ns) return;
+    out.push_back(Describe(r, key));
+  });
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.ns, a.principal, a.resource) <
+           std::tie(b.ns, b.principal, b.resource);
+  });
+  return out;
+}
+
+void LockManager::CountByNamespace(
+    std::map<std::string, NamespaceInfo, std::less<>>& out) const {
+  table_.ForEachResource([&](const Resource* r) {
+    const std::string_view ns = LockTable::DecodeKey(r->key).ns;
+    auto it = out.find(ns);
+    if (it == out.end())
+      it = out.emplace(std::string(ns), NamespaceInfo{}).first;
+    ++it->second.lock_resources;
+  });
+}
+
+LockInfo LockManager::Describe(const Resource* r, const DecodedKey& key) {
+  LockInfo info;
+  info.ns = key.ns;
+  info.principal = key.principal;
+  info.resource = key.resource;
+  for (const Grant* g = r->grants; g != nullptr; g = g->resource_next) {
+    info.granted.push_back(GrantedLockInfo{g->session->id, g->session->name,
+                                           g->owner, g->mode, g->count,
+                                           g->since, g->fence});
+  }
+  // Oldest grant first reads better than the list's push-front order.
+  std::reverse(info.granted.begin(), info.granted.end());
+  for (const Waiter* w = r->queue_head; w != nullptr; w = w->next) {
+    info.waiting.push_back(WaitingLockInfo{
+        w->id, w->session->id, w->session->name, w->owner, w->requested,
+        w->target, w->conversion, w->since, w->deadline});
+  }
+  return info;
+}
+
+Event LockManager::LockEvent(EventType type, Time now, const Session* s,
+                             const Resource* r, LockOwner owner) const {
+  Event e;
+  e.type = type;
+  e.at = now;
+  e.session = s->id;
+  e.session_name = s->name;
+  if (events_ == nullptr) return e;  // skip decoding when nobody listens
+  const auto key = LockTable::DecodeKey(r->key);
+  e.ns = key.ns;
+  e.principal = key.principal;
+  e.resource = key.resource;
+  e.owner = owner;
+  if (s->transaction != nullptr) e.transaction = s->transaction->id;
+  return e;
+}
+
+}  // namespace leasehold::engine

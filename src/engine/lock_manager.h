@@ -1,0 +1,177 @@
+// LockManager: the policy of application locks (docs/lock-manager.md) over
+// the LockTable: who is granted when, who waits, wait timeouts, deadlock
+// detection and its victims, and the results of parked requests. It owns
+// the lock table, the parked requests by id, the deadlock detector and the
+// finished waits. Internal to the engine; single-threaded.
+//
+// Its callers check sessions, names, modes and transactions first; the
+// manager decides on locks only. A parked request is decided later, by the
+// command that frees its way (a release, a cancel, another's timeout); its
+// decision goes to the request being parked if it is decided at once (a
+// deadlock resolved inline), to its acquire-all call if it belongs to one
+// (TakeCallStep), or else to the finished waits (TakeFinished).
+#ifndef LEASEHOLD_ENGINE_LOCK_MANAGER_H_
+#define LEASEHOLD_ENGINE_LOCK_MANAGER_H_
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/deadline_queue.h"
+#include "engine/deadlock_detector.h"
+#include "engine/fence_source.h"
+#include "engine/lock_table.h"
+#include "leasehold/engine.h"
+
+namespace leasehold::engine {
+
+// How a lock request that cannot be granted at once may wait.
+struct WaitTerms {
+  bool may_wait = true;  // false: refuse with kTimeout at once
+  std::optional<Time> deadline = std::nullopt;  // none: without limit
+  // The id to park under; 0 for a new one, which Acquire then sets here
+  // (even when the request is decided while it parks). An acquire-all call
+  // parks each of its locks under the call's one id.
+  WaitId wait = 0;
+  // The request belongs to an acquire-all call: its decision goes to
+  // TakeCallStep, not to TakeFinished.
+  bool for_call = false;
+};
+
+// The decision on a parked request of an acquire-all call.
+struct CallStep {
+  WaitId wait = 0;
+  AcquireOutcome outcome;  // `wait` empty: decided
+};
+
+class LockManager {
+ public:
+  // Not owned; `events` may be null. Wait timeouts go into `deadlines` as
+  // kWaitTimeout; fences come from `fences`.
+  LockManager(FenceSource* fences, DeadlineQueue* deadlines, EventSink* events);
+  LockManager(const LockManager&) = delete;
+  LockManager& operator=(const LockManager&) = delete;
+
+  // A checked request of `s`: granted at once, refused (kTimeout when it may
+  // not wait or its deadline has passed; kDeadlock as a cycle's victim), or
+  // parked (`wait` set; the id in the outcome). Parking first resolves
+  // every cycle the request closes, so a parked request may come back
+  // decided (kGrantedAfterWait once a victim made way).
+  AcquireOutcome Acquire(Time now, Session* s, const LockKey& key,
+                         LockMode mode, LockOwner owner, WaitTerms& terms);
+  // The refusal of a request from `s` while it waits (s->waiting) already.
+  static Status WaitPending(const Session* s);
+
+  // Drops one reference `s` holds as `owner`. kNotHeld; kWaitPending when
+  // `s` waits to convert its lock on this resource.
+  Status Release(Time now, Session* s, const LockKey& key, LockOwner owner);
+  // Drops one reference if `s` holds the lock (acquire-all's undo).
+  void ReleaseIfHeld(Time now, Session* s, const LockKey& key, LockOwner owner);
+  // Releases every lock `s` holds as `owner`, then lets waiters move up.
+  void ReleaseAll(Time now, Session* s, LockOwner owner);
+  // The end of the transaction of `s`: its parked request ends with -2 if
+  // Transaction-owned or converting a Transaction-owned lock, then every
+  // Transaction-owned lock is released.
+  void EndTransaction(Time now, Session* s);
+
+  // The mode `s` holds as `owner`; kNoLock if none.
+  LockMode Held(Session* s, const LockKey& key, LockOwner owner);
+  // Whether Acquire would grant at once.
+  bool WouldGrant(Session* s, const LockKey& key, LockMode mode,
+                  LockOwner owner);
+
+  // End a parked request with -2; false when there is none.
+  bool Cancel(Time now, Session* s);
+  bool CancelWait(Time now, WaitId wait);
+  // The kWaitTimeout deadline of `wait`, already taken from the queue.
+  void TimeOut(Time at, WaitId wait);
+
+  std::optional<WaitId> WaitOf(const Session* s) const;
+
+  // Decisions on parked requests of acquire-all calls, in order.
+  bool has_call_steps() const { return !call_steps_.empty(); }
+  CallStep TakeCallStep();
+  // Finished waits since the last call, in order; Finish adds one (an
+  // acquire-all call's end).
+  std::vector<FinishedWait> TakeFinished() {
+    return std::exchange(finished_, {});
+  }
+  void Finish(FinishedWait&& done) { finished_.push_back(std::move(done)); }
+
+  // Locks of `ns` (all when empty), sorted by (ns, principal, resource).
+  std::vector<LockInfo> List(std::string_view ns) const;
+  // Adds each namespace's resources with a holder or a waiter to `out`.
+  void CountByNamespace(
+      std::map<std::string, NamespaceInfo, std::less<>>& out) const;
+
+  std::size_t resource_count() const { return table_.resource_count(); }
+  std::size_t waiting() const { return waits_.size(); }
+  std::uint64_t deadlocks() const { return deadlocks_; }
+  std::uint64_t timeouts() const { return timeouts_; }
+
+ private:
+  struct Decision {
+    bool grantable = false;
+    bool conversion = false;  // the session already holds the resource
+    LockMode target = LockMode::kNoLock;
+  };
+
+  Decision Decide(Resource* r, Session* s, LockOwner owner, LockMode mode);
+  Grant* GrantTo(Resource* r, Session* s, LockOwner owner, LockMode mode,
+                 Time now);
+  // Parks a request that `d` says must wait, into `out`.
+  void Park(Time now, Session* s, Resource* r, LockOwner owner, LockMode mode,
+            const Decision& d, WaitTerms& terms, AcquireOutcome& out);
+  void Announce(const Waiter* w, Time now);
+  // Ends a parked request without a grant, then lets others move up.
+  void AbortWait(Waiter* w, AcquireResult result, Time now,
+                 const DeadlockReport* report);
+  // Removes `w` from the queue and the indexes.
+  void Forget(Waiter* w);
+  // Hands the decision on parked request `wait` (of `session`) to where it
+  // goes (see the header comment), built in place: `g` is the grant, if
+  // any, and `report` the deadlock, if any.
+  void Deliver(WaitId wait, bool for_call, SessionId session,
+               AcquireResult result, const Grant* g,
+               const DeadlockReport* report);
+  // The grant pass: grants every waiter the relaxed-FIFO rule allows.
+  void GrantWaiters(Resource* r, Time now);
+  void GrantWaiter(Waiter* w, Time now);
+  // Drops one reference of `g`; at zero the grant goes and waiters move up.
+  void DropReference(Grant* g, Time now);
+
+  static Session* ChooseVictim(const std::vector<CycleEdge>& cycle,
+                               Session* closer);
+  static DeadlockReport MakeReport(const std::vector<CycleEdge>& cycle,
+                                   const Session* victim);
+  static LockInfo Describe(const Resource* r, const DecodedKey& key);
+  Event LockEvent(EventType type, Time now, const Session* s, const Resource* r,
+                  LockOwner owner) const;
+  void Emit(const Event& e) {
+    if (events_ != nullptr) events_->OnEvent(e);
+  }
+
+  FenceSource* fences_;
+  DeadlineQueue* deadlines_;
+  EventSink* events_;
+  LockTable table_;
+  DeadlockDetector detector_;
+  std::unordered_map<WaitId, Waiter*> waits_;
+  WaitId last_wait_id_ = 0;
+  // While a request is parked, its own decision (a deadlock resolved at
+  // once) goes straight into its outcome.
+  WaitId inline_wait_ = 0;
+  AcquireOutcome* inline_out_ = nullptr;
+  std::deque<CallStep> call_steps_;
+  std::vector<FinishedWait> finished_;
+  std::uint64_t deadlocks_ = 0;
+  std::uint64_t timeouts_ = 0;
+};
+
+}  // namespace leasehold::engine
+
+#endif  // LEASEHOLD_ENGINE_LOCK_MANAGER_H_
