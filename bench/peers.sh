@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # leasehold against the lock services people already run, in one run on one
 # machine: Redis, PostgreSQL, SQLite and etcd beside a leasehold server, all
-# on loopback, all driven by `leasehold bench --target` (the same client
+# on loopback, all driven by `leasehold-peers bench --target` (the same client
 # code, concurrency and operation mix for each). Installs the peers from
 # Debian if missing, starts each with a throwaway data directory, runs every
 # scenario against every target, interleaved, ROUNDS times, stops everything
@@ -9,14 +9,16 @@
 # Not part of the test command; see docs/benchmarks.md.
 #
 # Usage: bench/peers.sh BINARY [ROUNDS]
-#   BINARY   a Release build of leasehold, e.g. build-rel/src/exe/leasehold
+#   BINARY   a Release build of leasehold, e.g. build-rel/src/exe/leasehold;
+#            the load comes from the leasehold-peers tool of the same build
+#            (BUILD/src/peers_cli/leasehold-peers; PEERS_BINARY to override)
 #   ROUNDS   default 3
 # Environment: WINDOW (measured, default 3s), WARMUP (default 500ms),
 #   OUT_DIR (default: BINARY's build directory /peers), SCENARIOS (names
 #   from the list below, space-separated; default all), IDLE_LOCKS
 #   (default 100000), LEASEHOLD_IO_THREADS (the server's I/O threads,
 #   default 1).
-# Writes OUT_DIR/peers.jsonl (one `leasehold bench --json` object per run,
+# Writes OUT_DIR/peers.jsonl (one `leasehold-peers bench --json` object per run,
 # plus round, scenario, target and load) and OUT_DIR/peers.md (the table).
 set -euo pipefail
 
@@ -25,7 +27,13 @@ rounds=${2:-3}
 window=${WINDOW:-3s}
 warmup=${WARMUP:-500ms}
 idle_locks=${IDLE_LOCKS:-100000}
-out_dir=${OUT_DIR:-$(dirname "$(dirname "$(dirname "$binary")")")/peers}
+build_dir=$(dirname "$(dirname "$(dirname "$binary")")")
+out_dir=${OUT_DIR:-$build_dir/peers}
+tool=$(realpath -m "${PEERS_BINARY:-$build_dir/src/peers_cli/leasehold-peers}")
+if [ ! -x "$tool" ]; then
+  echo "peers: no leasehold-peers at $tool; build it (cmake --build BUILD --target leasehold-peers) or set PEERS_BINARY" >&2
+  exit 1
+fi
 keys=100000
 here=$(cd "$(dirname "$0")" && pwd)
 
@@ -192,7 +200,7 @@ for ((round = 1; round <= rounds; ++round)); do
       load=$(cut -d' ' -f1 /proc/loadavg)
       extra=()
       if [ "${pid_of[$t]}" != 0 ]; then extra=(--server-pid "${pid_of[$t]}"); fi
-      result=$("$binary" bench --target "${url[$t]}" --scenario "$kind" \
+      result=$("$tool" bench --target "${url[$t]}" --scenario "$kind" \
         --connections "$clients" --duration "$window" --warmup "$warmup" \
         --keys "$keys" --hot-timeout 5s --idle-sessions $((idle_locks / 100)) \
         --locks-per-session 100 "${extra[@]}" --json) || true

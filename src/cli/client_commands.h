@@ -16,7 +16,8 @@ void AddRecordCommands(CLI::App& app, int& code);   // put, get, ls, checkout,
                                                     // purge, break
 void AddSessionCommands(CLI::App& app, int& code);  // sessions, locks
 void AddWatchCommand(CLI::App& app, int& code);     // watch
-// race; and expiry, checkin under `demo`
+// race; and expiry, checkin under `demo`: moved to leasehold-peers, they
+// only say so
 void AddRaceCommands(CLI::App& app, CLI::App* demo, int& code);
 
 }  // namespace leasehold::cli

@@ -30,12 +30,12 @@ asio::awaitable<void> AcquireReleaseLoop(Worker& w, const std::string& session,
     const std::string resource = choose();
     const auto start = SteadyClock::now();
     const Verdict got = co_await w.Call(
-        Method::kPost, acquire, api::AcquireBody(session, resource, exclusive),
-        200, 409);
+        http::Method::kPost, acquire,
+        api::AcquireBody(session, resource, exclusive), 200, 409);
     if (got == Verdict::kError) co_return;
     if (got == Verdict::kRefused) continue;
     const Verdict freed =
-        co_await w.Call(Method::kPost, release,
+        co_await w.Call(http::Method::kPost, release,
                         api::ReleaseBody(session, resource, exclusive.owner,
                                          exclusive.principal),
                         200);

@@ -1,5 +1,5 @@
-// BenchOptions: what `leasehold bench` was asked to do. Defaults are the
-// command line's.
+// BenchOptions: what `leasehold bench` or `leasehold-peers bench` was asked
+// to do. Defaults are the command line's.
 #ifndef LEASEHOLD_LOADGEN_BENCH_OPTIONS_H_
 #define LEASEHOLD_LOADGEN_BENCH_OPTIONS_H_
 
@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "loadgen/transport.h"
+#include "http/connection.h"
 
 namespace leasehold::loadgen {
 
@@ -19,10 +19,11 @@ enum class Scenario {
 };
 
 struct BenchOptions {
-  ServerAddress server;
-  // `--target URL` (targets/target.h): run through the blocking
-  // one-thread-per-client driver against any target. Empty: `server` is a
-  // leasehold server driven by the coroutine driver (phase.h).
+  http::Address server;
+  // `leasehold-peers bench --target URL` (src/peers/peer.h): the peer the
+  // blocking one-thread-per-client driver (src/peer_bench) runs against.
+  // Empty: `server` is a leasehold server driven by the coroutine driver
+  // (phase.h).
   std::string target;
   Scenario scenario = Scenario::kApplock;
   int connections = 50;
@@ -33,8 +34,8 @@ struct BenchOptions {
   std::string ns = "bench";                    // namespace used
   // kHot: how long an acquire may wait.
   std::chrono::milliseconds hot_timeout{5'000};
-  // kIdle: sessions opened, and locks each holds (with a target:
-  // idle_sessions × locks_per_session idle locks in the target's way).
+  // kIdle: sessions opened, and locks each holds (with a peer:
+  // idle_sessions × locks_per_session idle locks in the peer's way).
   int idle_sessions = 10'000;
   int locks_per_session = 100;
   // The server's process id for RSS (0: look it up by the listen port when

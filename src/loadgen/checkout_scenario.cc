@@ -23,14 +23,14 @@ asio::awaitable<void> CheckoutLoop(Worker& w) {
   while (w.Running()) {
     const std::string key = fmt::format("k{}", w.Random(o.keys));
     const auto start = SteadyClock::now();
-    const Verdict got =
-        co_await w.Call(Method::kPost, api::RecordPath(o.ns, key, "checkout"),
-                        checkout_body, 200, 423);
+    const Verdict got = co_await w.Call(http::Method::kPost,
+                                        api::RecordPath(o.ns, key, "checkout"),
+                                        checkout_body, 200, 423);
     if (got == Verdict::kError) co_return;
     if (got == Verdict::kRefused) continue;
-    const Verdict freed =
-        co_await w.Call(Method::kPost, api::RecordPath(o.ns, key, "checkin"),
-                        checkin_body, 200);
+    const Verdict freed = co_await w.Call(http::Method::kPost,
+                                          api::RecordPath(o.ns, key, "checkin"),
+                                          checkin_body, 200);
     if (freed != Verdict::kOk) co_return;
     w.RecordPair(start);
   }

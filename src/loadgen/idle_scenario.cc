@@ -31,7 +31,7 @@ asio::awaitable<void> IdleBuild(Worker& w, int connections,
     ids.push_back(*session);
     for (int j = 0; j < o.locks_per_session; ++j) {
       const Verdict v = co_await w.Call(
-          Method::kPost, acquire,
+          http::Method::kPost, acquire,
           api::AcquireBody(*session, fmt::format("idle-{}-{}", s, j),
                            exclusive),
           200);

@@ -76,7 +76,7 @@ class WindowProbe {
   const int pid_;
   asio::any_io_executor executor_;
   asio::steady_timer timer_;
-  HttpConnection connection_;
+  http::Connection connection_;
   Cpu server_, client_;
   std::optional<StoreCounters> store_;
 };
@@ -94,7 +94,8 @@ std::string Describe(std::exception_ptr e) {
 }  // namespace
 
 Worker::Worker(int index, const BenchOptions& options,
-               HttpConnection& connection, SteadyClock::time_point window_start,
+               http::Connection& connection,
+               SteadyClock::time_point window_start,
                SteadyClock::time_point window_end)
     : index_(index),
       options_(options),
@@ -116,7 +117,7 @@ asio::awaitable<Verdict> Worker::Call(std::string_view method,
                                       unsigned refused,
                                       std::string* answer_body) {
   const auto start = SteadyClock::now();
-  HttpAnswer answer = co_await connection_.AsyncRequest(method, target, body);
+  http::Answer answer = co_await connection_.AsyncRequest(method, target, body);
   const auto end = SteadyClock::now();
   if (InWindow(end)) tally_.requests.Record(end - start);
   if (answer.error) {
@@ -184,11 +185,11 @@ PhaseResult RunPhase(const BenchOptions& options, std::string name,
                    asio::detached);
   }
   std::atomic<int> running{connections};
-  std::vector<std::unique_ptr<HttpConnection>> links;
+  std::vector<std::unique_ptr<http::Connection>> links;
   std::vector<std::unique_ptr<Worker>> workers;
   for (int i = 0; i < connections; ++i) {
     auto strand = asio::make_strand(io);
-    links.push_back(std::make_unique<HttpConnection>(strand, options.server));
+    links.push_back(std::make_unique<http::Connection>(strand, options.server));
     workers.push_back(std::make_unique<Worker>(i, options, *links.back(),
                                                window_start, window_end));
     Worker& w = *workers.back();

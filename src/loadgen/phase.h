@@ -19,10 +19,10 @@
 #include <string>
 #include <vector>
 
+#include "http/connection.h"
 #include "loadgen/bench_options.h"
 #include "loadgen/latency_histogram.h"
 #include "loadgen/store_counters.h"
-#include "loadgen/transport.h"
 
 namespace leasehold::loadgen {
 
@@ -42,7 +42,7 @@ enum class Verdict { kOk, kRefused, kError };
 
 class Worker {
  public:
-  Worker(int index, const BenchOptions& options, HttpConnection& connection,
+  Worker(int index, const BenchOptions& options, http::Connection& connection,
          SteadyClock::time_point window_start,
          SteadyClock::time_point window_end);
 
@@ -75,7 +75,7 @@ class Worker {
 
   const int index_;
   const BenchOptions& options_;
-  HttpConnection& connection_;
+  http::Connection& connection_;
   const SteadyClock::time_point window_start_;
   const SteadyClock::time_point window_end_;
   std::mt19937_64 random_;

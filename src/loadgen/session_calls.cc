@@ -14,7 +14,7 @@ asio::awaitable<std::optional<std::string>> OpenSession(
     Worker& w, std::string name, std::chrono::milliseconds ttl) {
   std::string answer;
   const Verdict v =
-      co_await w.Call(Method::kPost, api::SessionsPath(),
+      co_await w.Call(http::Method::kPost, api::SessionsPath(),
                       api::OpenSessionBody(name, ttl), 201, 0, &answer);
   if (v != Verdict::kOk) co_return std::nullopt;
   boost::system::error_code ec;
@@ -28,7 +28,7 @@ asio::awaitable<std::optional<std::string>> OpenSession(
 }
 
 asio::awaitable<void> EndSession(Worker& w, const std::string& id) {
-  co_await w.Call(Method::kDelete, api::SessionPath(id), "", 204);
+  co_await w.Call(http::Method::kDelete, api::SessionPath(id), "", 204);
 }
 
 std::chrono::milliseconds TtlForPhase(const BenchOptions& o) {

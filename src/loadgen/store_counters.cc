@@ -39,9 +39,9 @@ std::optional<StoreCounters> ParseStoreCounters(std::string_view metrics) {
 }
 
 boost::asio::awaitable<std::optional<StoreCounters>> ReadStoreCounters(
-    HttpConnection& connection) {
-  const HttpAnswer answer =
-      co_await connection.AsyncRequest(Method::kGet, "/metrics", "");
+    http::Connection& connection) {
+  const http::Answer answer =
+      co_await connection.AsyncRequest(http::Method::kGet, "/metrics", "");
   if (answer.error || answer.status != 200) co_return std::nullopt;
   co_return ParseStoreCounters(answer.body);
 }

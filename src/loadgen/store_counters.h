@@ -8,7 +8,7 @@
 #include <optional>
 #include <string_view>
 
-#include "loadgen/transport.h"
+#include "http/connection.h"
 
 namespace leasehold::loadgen {
 
@@ -29,7 +29,7 @@ std::optional<StoreCounters> ParseStoreCounters(std::string_view metrics);
 // GET /metrics on `connection`; nullopt when it does not answer 200 with
 // the counters (e.g. metrics are off). Never counted as a bench error.
 boost::asio::awaitable<std::optional<StoreCounters>> ReadStoreCounters(
-    HttpConnection& connection);
+    http::Connection& connection);
 
 }  // namespace leasehold::loadgen
 

@@ -51,4 +51,22 @@ Status Prepare(PGconn* conn, std::span<const Statement> statements) {
   return Status::Ok();
 }
 
+Result<PgResult> Run(PGconn* conn, const Statement& statement,
+                     std::span<const char* const> values,
+                     std::string* sqlstate) {
+  PgResult r(PQexecPrepared(conn, statement.name, statement.params,
+                            values.data(), nullptr, nullptr, 0));
+  const auto st = PQresultStatus(r.get());
+  if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) return r;
+  if (sqlstate != nullptr) {
+    const char* state = PQresultErrorField(r.get(), PG_DIAG_SQLSTATE);
+    *sqlstate = state != nullptr ? state : "";
+  }
+  return std::unexpected(Failure(conn, statement.name));
+}
+
+bool ChangedOneRow(const PgResult& result) {
+  return std::string_view(PQcmdTuples(result.get())) == "1";
+}
+
 }  // namespace leasehold::pg

@@ -1,6 +1,7 @@
-// leasehold_pg: the small libpq helpers that `leasehold race` and `leasehold
-// bench --target postgresql://` share: owned connections and results,
-// errors as Status, statements prepared once per connection.
+// leasehold_pg: the small libpq helpers of the PostgreSQL peer
+// (src/peers/postgres_peer.cc, for the race and the benchmarks): owned
+// connections and results, errors as Status, statements prepared once per
+// connection and run with text parameters.
 #ifndef LEASEHOLD_PG_CONNECTION_H_
 #define LEASEHOLD_PG_CONNECTION_H_
 
@@ -47,6 +48,16 @@ Result<std::string> Value(PGconn* conn, const std::string& sql);
 
 // Prepares every statement on `conn`.
 Status Prepare(PGconn* conn, std::span<const Statement> statements);
+
+// Runs prepared `statement` with the first statement.params of `values`
+// (text). Fails unless it ends in COMMAND_OK or TUPLES_OK; then `sqlstate`,
+// if given, gets the error's SQLSTATE ("55P03": lock_timeout ran out).
+Result<PgResult> Run(PGconn* conn, const Statement& statement,
+                     std::span<const char* const> values,
+                     std::string* sqlstate = nullptr);
+
+// True when the command of `result` (an UPDATE) changed exactly one row.
+bool ChangedOneRow(const PgResult& result);
 
 }  // namespace leasehold::pg
 

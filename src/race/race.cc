@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <barrier>
 #include <memory>
@@ -13,7 +14,14 @@ namespace {
 
 using std::chrono::milliseconds;
 
-Status CheckOptions(const Target& target, const RaceOptions& options) {
+Status CheckOptions(const peers::Peer& peer, const RaceOptions& options) {
+  if (!peer.HasDocuments()) {
+    return Status(StatusCode::kBadRequest,
+                  fmt::format("{} holds no documents to race on: the race "
+                              "runs on sqlite:PATH, a postgresql:// URL or a "
+                              "leasehold server's http:// URL",
+                              peer.Name()));
+  }
   if (options.sessions < 1 || options.rows < 1) {
     return Status(StatusCode::kBadRequest,
                   "--sessions and --rows must be at least 1");
@@ -22,19 +30,19 @@ Status CheckOptions(const Target& target, const RaceOptions& options) {
     return Status(StatusCode::kBadRequest,
                   "--ttl must be positive and --gap-us not negative");
   }
-  if (options.variant == Variant::kNaive && !target.SupportsNaive()) {
+  if (options.variant == Variant::kNaive && !peer.SupportsNaive()) {
     return Status(
         StatusCode::kBadRequest,
         fmt::format("{} has no naive variant: its API has no check-then-set, "
                     "every checkout is one atomic decision; use --variant "
                     "atomic",
-                    target.Engine()));
+                    peer.Name()));
   }
   return Status::Ok();
 }
 
 // One session's walk over every document; stops at the first failure.
-Status Walk(TargetSession& session, const RaceOptions& options,
+Status Walk(peers::DocumentSession& session, const RaceOptions& options,
             std::vector<bool>& granted) {
   for (int doc = 1; doc <= options.rows; ++doc) {
     auto ok = session.Checkout(doc, options.variant, options.ttl, options.gap);
@@ -43,6 +51,24 @@ Status Walk(TargetSession& session, const RaceOptions& options,
     granted[static_cast<std::size_t>(doc - 1)] = *ok;
   }
   return Status::Ok();
+}
+
+// The tally of the peer's own counts: documents the log does not name had
+// no winner, and every count from 0 to the number of sessions is present.
+Tally FromLog(const peers::RaceLog& log, const RaceOptions& options) {
+  Tally tally;
+  tally.documents = options.rows;
+  for (int w = 0; w <= std::max(2, options.sessions); ++w) {
+    tally.documents_by_winners[w] = 0;
+  }
+  int logged = 0;
+  for (const auto& [winners, documents] : log.documents_by_winners) {
+    tally.documents_by_winners[winners] += documents;
+    logged += documents;
+  }
+  tally.documents_by_winners[0] += options.rows - logged;
+  tally.grants_by_session = log.grants_by_user;
+  return tally;
 }
 
 }  // namespace
@@ -59,23 +85,23 @@ std::vector<std::string> SessionNames(int count) {
   return names;
 }
 
-Result<RaceResult> RunRace(Target& target, const RaceOptions& options,
+Result<RaceResult> RunRace(peers::Peer& peer, const RaceOptions& options,
                            const Clock& clock) {
-  if (Status st = CheckOptions(target, options); !st.ok()) {
+  if (Status st = CheckOptions(peer, options); !st.ok()) {
     return std::unexpected(st);
   }
-  if (Status st = target.Prepare(options.rows); !st.ok()) {
+  if (Status st = peer.PrepareDocuments(options.rows); !st.ok()) {
     return std::unexpected(st);
   }
   RaceResult result;
-  result.engine = std::string(target.Engine());
+  result.engine = std::string(peer.Name());
   result.options = options;
   result.sessions = SessionNames(options.sessions);
   // Every session connects before the start, so the barrier releases
   // sessions that are ready to ask at once.
-  std::vector<std::unique_ptr<TargetSession>> sessions;
+  std::vector<std::unique_ptr<peers::DocumentSession>> sessions;
   for (const auto& name : result.sessions) {
-    auto s = target.Open(name);
+    auto s = peer.OpenDocumentSession(name);
     if (!s) return std::unexpected(s.error());
     sessions.push_back(std::move(*s));
   }
@@ -106,10 +132,10 @@ Result<RaceResult> RunRace(Target& target, const RaceOptions& options,
   }
   if (!failed.ok()) return std::unexpected(failed);
   result.tally = CountGrants(options.rows, grants);
-  auto logged = target.TallyLog(options.rows, options.sessions);
-  if (!logged) return std::unexpected(logged.error());
-  if (logged->has_value()) {
-    if (**logged != result.tally) {
+  auto log = peer.CountRaceLog();
+  if (!log) return std::unexpected(log.error());
+  if (log->has_value()) {
+    if (FromLog(**log, options) != result.tally) {
       return Error(StatusCode::kInternal,
                    "the race log disagrees with what the sessions were told");
     }

@@ -10,10 +10,12 @@
 
 #include "leasehold/clock.h"
 #include "leasehold/status.h"
+#include "peers/peer.h"
 #include "race/tally.h"
-#include "race/target.h"
 
 namespace leasehold::race {
+
+using peers::Variant;
 
 struct RaceOptions {
   int sessions = 2;  // at least 1
@@ -27,7 +29,7 @@ struct RaceOptions {
 };
 
 struct RaceResult {
-  std::string engine;  // Target::Engine()
+  std::string engine;  // peers::Peer::Name()
   RaceOptions options;
   std::vector<std::string> sessions;  // names, in start order
   Tally tally;
@@ -38,12 +40,12 @@ struct RaceResult {
 // The session names: Asha and Ravi as in the article, then more names.
 std::vector<std::string> SessionNames(int count);
 
-// Prepares `target`, runs the race and counts it. Errors: kBadRequest for
-// bad options (fewer than 1 session or row, a TTL that is not positive)
-// or kNaive on a target without it; the target's error when a
-// call fails; kInternal if the target's race log disagrees with what the
-// sessions were told. `clock` times the race.
-Result<RaceResult> RunRace(Target& target, const RaceOptions& options,
+// Prepares `peer`'s documents, runs the race and counts it. Errors:
+// kBadRequest for bad options (fewer than 1 session or row, a TTL that is
+// not positive), kNaive on a peer without it, or a peer without documents;
+// the peer's error when a call fails; kInternal if the peer's race log
+// disagrees with what the sessions were told. `clock` times the race.
+Result<RaceResult> RunRace(peers::Peer& peer, const RaceOptions& options,
                            const Clock& clock);
 
 }  // namespace leasehold::race

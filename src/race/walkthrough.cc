@@ -29,24 +29,24 @@ std::string Describe(const DocumentView& v) {
 // Records steps; the first failed call ends the walkthrough with an error.
 class Script {
  public:
-  Script(Target& target, std::string name) : target_(target) {
+  Script(peers::Peer& peer, std::string name) : peer_(peer) {
     result_.name = std::move(name);
-    result_.engine = std::string(target.Engine());
+    result_.engine = std::string(peer.Name());
   }
 
   Status Start() {
-    if (Status st = target_.Prepare(2); !st.ok()) return st;
-    auto asha = target_.Open("Asha");
+    if (Status st = peer_.PrepareDocuments(2); !st.ok()) return st;
+    auto asha = peer_.OpenDocumentSession("Asha");
     if (!asha) return asha.error();
-    auto ravi = target_.Open("Ravi");
+    auto ravi = peer_.OpenDocumentSession("Ravi");
     if (!ravi) return ravi.error();
     asha_ = std::move(*asha);
     ravi_ = std::move(*ravi);
     return Status::Ok();
   }
 
-  TargetSession& asha() { return *asha_; }
-  TargetSession& ravi() { return *ravi_; }
+  peers::DocumentSession& asha() { return *asha_; }
+  peers::DocumentSession& ravi() { return *ravi_; }
 
   Status Answer(std::string what, const Result<bool>& got, bool expected) {
     if (!got) return got.error();
@@ -70,8 +70,8 @@ class Script {
   Walkthrough Done() { return std::move(result_); }
 
  private:
-  Target& target_;
-  std::unique_ptr<TargetSession> asha_, ravi_;
+  peers::Peer& peer_;
+  std::unique_ptr<peers::DocumentSession> asha_, ravi_;
   Walkthrough result_;
 };
 
@@ -81,11 +81,11 @@ bool Walkthrough::ok() const {
   return std::ranges::all_of(steps, [](const Step& s) { return s.ok(); });
 }
 
-Result<Walkthrough> RunExpiryWalkthrough(Target& target, milliseconds ttl) {
+Result<Walkthrough> RunExpiryWalkthrough(peers::Peer& peer, milliseconds ttl) {
   if (ttl.count() <= 0) {
     return Error(StatusCode::kBadRequest, "--ttl must be positive");
   }
-  Script s(target, "expiry");
+  Script s(peer, "expiry");
   const auto atomic = Variant::kAtomic;
   const std::chrono::microseconds no_gap{0};
   Status st = s.Start();
@@ -115,8 +115,8 @@ Result<Walkthrough> RunExpiryWalkthrough(Target& target, milliseconds ttl) {
   return s.Done();
 }
 
-Result<Walkthrough> RunCheckinWalkthrough(Target& target) {
-  Script s(target, "checkin");
+Result<Walkthrough> RunCheckinWalkthrough(peers::Peer& peer) {
+  Script s(peer, "checkin");
   const std::chrono::microseconds no_gap{0};
   Status st = s.Start();
   if (st.ok()) {

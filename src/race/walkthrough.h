@@ -1,4 +1,5 @@
-// The article's two walkthroughs, run against any Target and recorded as
+// The article's two walkthroughs, run on any peer with documents and
+// recorded as
 // steps (what was done, what came back, what the article says should):
 //   expiry  - a short lease that runs out: Ravi is refused, then granted
 //             after expiry; Asha's late save is refused, Ravi's is applied.
@@ -11,9 +12,12 @@
 #include <vector>
 
 #include "leasehold/status.h"
-#include "race/target.h"
+#include "peers/peer.h"
 
 namespace leasehold::race {
+
+using peers::DocumentView;
+using peers::Variant;
 
 struct Step {
   std::string what;
@@ -24,7 +28,7 @@ struct Step {
 
 struct Walkthrough {
   std::string name;    // "expiry" or "checkin"
-  std::string engine;  // Target::Engine()
+  std::string engine;  // peers::Peer::Name()
   std::vector<Step> steps;
   bool ok() const;  // every step as expected
 };
@@ -33,9 +37,9 @@ struct Walkthrough {
 // and a half times as long (the article's 3 s). Fails when a call fails
 // (or, kBadRequest, when `ttl` is not positive); unexpected answers are
 // steps with ok() false.
-Result<Walkthrough> RunExpiryWalkthrough(Target& target,
+Result<Walkthrough> RunExpiryWalkthrough(peers::Peer& peer,
                                          std::chrono::milliseconds ttl);
-Result<Walkthrough> RunCheckinWalkthrough(Target& target);
+Result<Walkthrough> RunCheckinWalkthrough(peers::Peer& peer);
 
 }  // namespace leasehold::race
 

@@ -1,4 +1,4 @@
-// `leasehold bench --target` against each kind of target, briefly: every
+// `leasehold-peers bench --target` against each kind of target, briefly: every
 // scenario runs for half a second with three clients and must report
 // positive figures, no errors, and what the target guarantees. SQLite, a
 // leasehold server and the throwaway PostgreSQL cluster always run; Redis
@@ -26,8 +26,9 @@ const std::vector<std::string> kScenarios = {"applock", "checkout", "hot",
                                              "idle"};
 
 CommandRun Bench(const std::string& target, const std::string& scenario) {
-  return RunShell(std::string(LEASEHOLD_BINARY) + " bench --json --target '" +
-                  target + "' --scenario " + scenario +
+  return RunShell(std::string(LEASEHOLD_PEERS_BINARY) +
+                  " bench --json --target '" + target + "' --scenario " +
+                  scenario +
                   " --connections 3 --duration 500ms --warmup 100ms"
                   " --keys 100 --hot-timeout 2s --idle-sessions 4"
                   " --locks-per-session 5 2>&1");
@@ -203,7 +204,21 @@ TEST(TargetBench, Etcd) {
 TEST(TargetBench, UnknownSchemeFails) {
   const CommandRun run = Bench("ftp://127.0.0.1:1", "applock");
   EXPECT_EQ(run.code, 1) << run.out;
-  EXPECT_NE(run.out.find("target must start with"), std::string::npos)
+  EXPECT_NE(run.out.find("unknown target 'ftp://127.0.0.1:1'"),
+            std::string::npos)
+      << run.out;
+}
+
+// The server binary loads only a leasehold server; it names the tool that
+// loads the others.
+TEST(TargetBench, ServerBinarySaysWhereTargetsWent) {
+  const CommandRun run =
+      RunShell(std::string(LEASEHOLD_BINARY) +
+               " bench --target redis://127.0.0.1:1 --duration 1s 2>&1");
+  EXPECT_EQ(run.code, 2) << run.out;
+  EXPECT_NE(run.out.find("run `leasehold-peers bench --target "
+                         "redis://127.0.0.1:1 …`"),
+            std::string::npos)
       << run.out;
 }
 

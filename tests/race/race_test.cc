@@ -1,7 +1,8 @@
-// `leasehold race` and `leasehold demo expiry|checkin`, run as a person
-// would run them, against each kind of target: a SQLite file, a database
-// of the throwaway PostgreSQL cluster (scripts/pg-test-cluster, started by
-// CTest before these tests) and a real `leasehold serve`.
+// `leasehold-peers race` and `leasehold-peers demo expiry|checkin`, run as
+// a person would run them, against each kind of target: a SQLite file, a
+// database of the throwaway PostgreSQL cluster (scripts/pg-test-cluster,
+// started by CTest before these tests) and a real `leasehold serve`; and
+// the `leasehold` binary saying where these commands went.
 #include <gtest/gtest.h>
 #include <libpq-fe.h>
 #include <sys/wait.h>
@@ -129,7 +130,7 @@ class RaceTest : public ::testing::TestWithParam<Kind> {
   }
 
   CommandRun Leasehold(const std::string& args) {
-    return RunShell(LeaseholdBinary() + " " + args + " 2>>" +
+    return RunShell(std::string(LEASEHOLD_PEERS_BINARY) + " " + args + " 2>>" +
                     dir_.File("stderr"));
   }
 
@@ -266,9 +267,11 @@ INSTANTIATE_TEST_SUITE_P(Targets, RaceTest,
 
 class RaceCliTest : public ::testing::Test {
  protected:
-  int Exit(const std::string& args) {
-    const std::string command = LeaseholdBinary() + " " + args +
-                                " >/dev/null 2>>" + dir_.File("stderr");
+  // Runs `leasehold-peers ARGS` (or, with `binary`, another binary).
+  int Exit(const std::string& args,
+           const std::string& binary = LEASEHOLD_PEERS_BINARY) {
+    const std::string command =
+        binary + " " + args + " >/dev/null 2>>" + dir_.File("stderr");
     const int status = std::system(command.c_str());
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   }
@@ -295,10 +298,37 @@ TEST_F(RaceCliTest, BadTargetsSayWhatIsWrong) {
   EXPECT_NE(Stderr().find("Connection refused"), std::string::npos) << Stderr();
 }
 
-TEST_F(RaceCliTest, PlainDemoIsStillTheEngineWalkthrough) {
-  EXPECT_EQ(Exit("demo"), 0) << Stderr();
-  // Without --target, a walkthrough uses a temporary SQLite file.
+TEST_F(RaceCliTest, TargetsWithoutDocumentsSaySo) {
+  // Redis and etcd are benchmark peers only: refused before connecting.
+  EXPECT_EQ(Exit("race --target redis://127.0.0.1:1"), 2);
+  EXPECT_NE(Stderr().find("Redis holds no documents to race on"),
+            std::string::npos)
+      << Stderr();
+  EXPECT_EQ(Exit("demo checkin --target etcd://127.0.0.1:1"), 2);
+  EXPECT_NE(Stderr().find("etcd holds no documents to race on"),
+            std::string::npos)
+      << Stderr();
+}
+
+TEST_F(RaceCliTest, WalkthroughWithoutTargetUsesATemporarySqliteFile) {
   EXPECT_EQ(Exit("demo checkin"), 0) << Stderr();
+}
+
+TEST_F(RaceCliTest, TheServerBinarySaysWhereTheRaceWent) {
+  EXPECT_EQ(Exit("demo", LeaseholdBinary()), 0) << Stderr();  // the engine's
+  EXPECT_EQ(Exit("race --target sqlite:x.db --rows 5", LeaseholdBinary()), 2);
+  EXPECT_NE(Stderr().find("run `leasehold-peers race --target sqlite:x.db "
+                          "--rows 5`"),
+            std::string::npos)
+      << Stderr();
+  EXPECT_EQ(Exit("demo expiry --ttl 1s", LeaseholdBinary()), 2);
+  EXPECT_NE(Stderr().find("run `leasehold-peers demo expiry --ttl 1s`"),
+            std::string::npos)
+      << Stderr();
+  EXPECT_EQ(Exit("demo checkin", LeaseholdBinary()), 2);
+  EXPECT_NE(Stderr().find("run `leasehold-peers demo checkin`"),
+            std::string::npos)
+      << Stderr();
 }
 
 }  // namespace

@@ -3,8 +3,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "sqlite/database.h"
 #include "store/sqlite/migrations.h"
-#include "store/sqlite/sqlite_db.h"
 
 namespace leasehold {
 namespace {
