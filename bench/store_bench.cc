@@ -289,10 +289,10 @@ void BM_RestartWithOneMillionKeys(benchmark::State& state) {
     const auto t1 = std::chrono::steady_clock::now();
     auto engine = std::make_unique<Engine>();
     const Time now = clock_for_bench->Now();
-    auto fences = (*store)->Load({.key = [&](KeyRow&& row) {
+    auto reserved = (*store)->Load({.key = [&](KeyRow&& row) {
       return engine->RestoreKey(now, std::move(row));
     }});
-    if (!fences || !engine->RestoreFences(*fences).ok()) {
+    if (!reserved || !engine->RestoreFences(reserved->fences).ok()) {
       state.SkipWithError("restore failed");
     }
     const auto t3 = std::chrono::steady_clock::now();
