@@ -1,7 +1,9 @@
 // Durable checkouts: leasehold with group commit against the reference
 // article's pattern (one UPDATE per operation, one transaction each) on
 // SQLite, both with synchronous=FULL, measured in the same run. Plus the
-// time to restart with 1M keys and the memory each key costs.
+// time to restart with 1M keys and the memory each key costs, and the
+// store's side of durable application locks: appending lock rows, and
+// loading 1M of them.
 //
 // Run: build-bench/bench/store_bench --benchmark_repetitions=3
 //      --benchmark_report_aggregates_only=true
@@ -14,6 +16,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -289,10 +292,10 @@ void BM_RestartWithOneMillionKeys(benchmark::State& state) {
     const auto t1 = std::chrono::steady_clock::now();
     auto engine = std::make_unique<Engine>();
     const Time now = clock_for_bench->Now();
-    auto fences = (*store)->Load({.key = [&](KeyRow&& row) {
+    auto reserved = (*store)->Load({.key = [&](KeyRow&& row) {
       return engine->RestoreKey(now, std::move(row));
     }});
-    if (!fences || !engine->RestoreFences(*fences).ok()) {
+    if (!reserved || !engine->RestoreFences(reserved->fences).ok()) {
       state.SkipWithError("restore failed");
     }
     const auto t3 = std::chrono::steady_clock::now();
@@ -311,6 +314,156 @@ void BM_RestartWithOneMillionKeys(benchmark::State& state) {
   RemoveDb(path);
 }
 BENCHMARK(BM_RestartWithOneMillionKeys)
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// --- durable application locks: the store's share -----------------------
+
+SessionRow BenchSession(SessionId id) {
+  SessionRow r;
+  r.id = id;
+  r.name = "worker-" + std::to_string(id);
+  r.caller = "svc-billing";
+  r.ttl = std::chrono::milliseconds(30'000);
+  r.opened_at = clock_for_bench->Now();
+  return r;
+}
+
+LockRow BenchLock(SessionId session, std::uint64_t n) {
+  LockRow r;
+  r.session = session;
+  r.owner = n % 4 == 0 ? LockOwner::kTransaction : LockOwner::kSession;
+  r.ns = "docs";
+  r.principal = "svc-billing";
+  r.resource = "invoice:" + std::to_string(n);
+  r.mode = n % 3 == 0 ? LockMode::kShared : LockMode::kExclusive;
+  r.count = 1;
+  r.fence = n + 1;
+  r.since = clock_for_bench->Now();
+  return r;
+}
+
+JournalEntry LockEntry(JournalEntry::Kind kind, LockRow row) {
+  JournalEntry e;
+  e.kind = kind;
+  e.lock = std::move(row);
+  return e;
+}
+
+// Batches of 32 lock entries as group commit would hand them over: 16
+// grants and 16 releases (of the previous batch's grants), spread over 64
+// sessions. One fsync per batch (synchronous=FULL).
+void BM_AppendLockBatches(benchmark::State& state) {
+  constexpr int kSessions = 64;
+  constexpr int kHalf = 16;
+  const std::string path = FreshPath("locks.db");
+  auto store = std::move(*OpenSqliteStore(path));
+  JournalBatch sessions;
+  for (SessionId id = 1; id <= kSessions; ++id) {
+    JournalEntry e;
+    e.kind = JournalEntry::Kind::kPutSession;
+    e.session = BenchSession(id);
+    sessions.push_back(std::move(e));
+  }
+  if (!store->Append(sessions).ok()) state.SkipWithError("sessions failed");
+  std::uint64_t n = 0;
+  for (auto _ : state) {
+    JournalBatch batch;
+    batch.reserve(2 * kHalf);
+    for (int i = 0; i < kHalf; ++i, ++n) {
+      batch.push_back(LockEntry(JournalEntry::Kind::kPutLock,
+                                BenchLock(n % kSessions + 1, n)));
+      if (n >= kHalf) {
+        const std::uint64_t old = n - kHalf;
+        batch.push_back(LockEntry(JournalEntry::Kind::kDeleteLock,
+                                  BenchLock(old % kSessions + 1, old)));
+      }
+    }
+    if (!store->Append(batch).ok()) state.SkipWithError("append failed");
+  }
+  state.SetItemsProcessed(state.iterations() * 2 * kHalf);
+  store.reset();
+  RemoveDb(path);
+}
+BENCHMARK(BM_AppendLockBatches)->UseRealTime()->MinTime(2.0);
+
+constexpr int kLockSessions = 100'000;
+constexpr int kLocksPerSession = 10;
+
+std::string MakeMillionLockDb() {
+  const std::string path = FreshPath("million-locks.db");
+  auto store = std::move(*OpenSqliteStore(path));
+  JournalBatch batch;
+  auto flush = [&] {
+    (void)store->Append(batch);
+    batch.clear();
+  };
+  for (SessionId id = 1; id <= kLockSessions; ++id) {
+    JournalEntry e;
+    e.kind = JournalEntry::Kind::kPutSession;
+    e.session = BenchSession(id);
+    batch.push_back(std::move(e));
+    for (int i = 0; i < kLocksPerSession; ++i) {
+      batch.push_back(LockEntry(JournalEntry::Kind::kPutLock,
+                                BenchLock(id, id * kLocksPerSession + i)));
+    }
+    if (batch.size() >= 50'000) flush();
+  }
+  flush();
+  return path;
+}
+
+// Opening (with its integrity check) and streaming every session and lock
+// row through visitors that only count them: the store's share of a
+// restart; the engine's restore comes on top.
+void BM_LoadOneMillionLocks(benchmark::State& state) {
+  const std::string path = MakeMillionLockDb();
+  using Ms = std::chrono::duration<double, std::milli>;
+  double open_ms = 0, load_ms = 0, load_cpu_ms = 0, heap_mb = 0;
+  std::size_t sessions = 0, locks = 0;
+  for (auto _ : state) {
+    const std::size_t before = mallinfo2().uordblks;
+    const auto t0 = std::chrono::steady_clock::now();
+    auto store = OpenSqliteStore(path);
+    const auto t1 = std::chrono::steady_clock::now();
+    sessions = locks = 0;
+    const std::clock_t cpu = std::clock();  // one thread: the load's own
+    auto reserved = (*store)->Load({
+        .session =
+            [&](SessionRow&&) {
+              ++sessions;
+              return Status::Ok();
+            },
+        .lock =
+            [&](LockRow&&) {
+              ++locks;
+              return Status::Ok();
+            },
+    });
+    const auto t2 = std::chrono::steady_clock::now();
+    load_cpu_ms =
+        1000.0 * static_cast<double>(std::clock() - cpu) / CLOCKS_PER_SEC;
+    if (!reserved || sessions != kLockSessions ||
+        locks != std::size_t{kLockSessions} * kLocksPerSession) {
+      state.SkipWithError("load failed");
+    }
+    heap_mb = static_cast<double>(mallinfo2().uordblks - before) / 1e6;
+    open_ms = Ms(t1 - t0).count();
+    load_ms = Ms(t2 - t1).count();
+    state.PauseTiming();
+    store->reset();
+    state.ResumeTiming();
+  }
+  state.counters["open_and_check_ms"] = open_ms;
+  state.counters["load_ms"] = load_ms;
+  state.counters["load_cpu_ms"] = load_cpu_ms;
+  state.counters["store_heap_mb"] = heap_mb;
+  state.counters["file_mb"] =
+      static_cast<double>(std::filesystem::file_size(path)) / 1e6;
+  RemoveDb(path);
+}
+BENCHMARK(BM_LoadOneMillionLocks)
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();

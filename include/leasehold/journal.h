@@ -4,6 +4,7 @@
 #ifndef LEASEHOLD_JOURNAL_H_
 #define LEASEHOLD_JOURNAL_H_
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -62,6 +63,39 @@ struct MessageRow {
   friend bool operator==(const MessageRow&, const MessageRow&) = default;
 };
 
+// A session as it was opened, and whether it has a transaction open. Its
+// expiry is not kept (keep-alives are not journaled): a restored session
+// gets a fresh ttl, and a transaction open at a restart is lost.
+struct SessionRow {
+  SessionId id = 0;
+  std::string name;
+  std::string caller;  // the principal that opened it; "" without auth
+  std::chrono::milliseconds ttl{0};
+  int deadlock_priority = 0;
+  Time opened_at;
+  TransactionId transaction = 0;               // 0: none open
+  std::optional<Time> transaction_started_at;  // set when transaction != 0
+
+  friend bool operator==(const SessionRow&, const SessionRow&) = default;
+};
+
+// One application lock an owner of a session holds, keyed by (session,
+// owner, ns, principal, resource). A transaction-owned row belongs to the
+// session's open transaction.
+struct LockRow {
+  SessionId session = 0;
+  LockOwner owner = LockOwner::kSession;
+  std::string ns;
+  std::string principal;
+  std::string resource;
+  LockMode mode = LockMode::kNoLock;  // the combined mode held
+  std::uint32_t count = 0;            // how many times it is held
+  Fence fence = 0;
+  Time since;
+
+  friend bool operator==(const LockRow&, const LockRow&) = default;
+};
+
 struct JournalEntry {
   enum class Kind : std::uint8_t {
     kPutKey,         // insert or replace `row`
@@ -71,12 +105,24 @@ struct JournalEntry {
     kReserveFences,  // fences up to `fences_reserved` may be handed out
     kPutOperation,   // insert or replace `operation`
     kPutMessage,     // insert or replace `message`
+    kPutSession,     // insert or replace `session`
+    kDeleteSession,  // remove session `session.id` and all its lock rows
+    kPutLock,        // insert or replace `lock`
+    kDeleteLock,     // remove the lock row with `lock`'s key
+    // Ids up to the value may be handed out. Like fences, each reservation
+    // is kept as the highest ever appended: a lower one changes nothing.
+    kReserveSessionIds,      // `session_ids_reserved`
+    kReserveTransactionIds,  // `transaction_ids_reserved`
   };
   Kind kind = Kind::kPutKey;
   KeyRow row;
   Fence fences_reserved = 0;
   OperationRow operation = {};
   MessageRow message = {};
+  SessionRow session = {};
+  LockRow lock = {};
+  SessionId session_ids_reserved = 0;
+  TransactionId transaction_ids_reserved = 0;
 };
 
 using JournalBatch = std::vector<JournalEntry>;
@@ -88,6 +134,12 @@ struct DurableState {
   Fence fences_reserved = 0;
   std::vector<OperationRow> operations;
   std::vector<MessageRow> messages;
+  std::vector<SessionRow> sessions;  // by id
+  std::vector<LockRow> locks;        // by (session, owner, ns, principal,
+                                     // resource)
+  // Every session id and transaction id ever handed out is at most these.
+  SessionId session_ids_reserved = 0;
+  TransactionId transaction_ids_reserved = 0;
 };
 
 }  // namespace leasehold

@@ -78,6 +78,12 @@ class OutboxTest : public EngineHarness {
         case Kind::kPutLease:
         case Kind::kDeleteKey:
         case Kind::kReserveFences:
+        case Kind::kPutSession:
+        case Kind::kDeleteSession:
+        case Kind::kPutLock:
+        case Kind::kDeleteLock:
+        case Kind::kReserveSessionIds:
+        case Kind::kReserveTransactionIds:
           break;
       }
     }

@@ -239,7 +239,7 @@ TEST_F(EngineServiceTest, RunAnswersOnceDurable) {
 // A Store that holds nothing and fails every append.
 class FailingStore final : public Store {
  public:
-  Result<Fence> Load(const Visitors&) override { return 0; }
+  Result<Reservations> Load(const Visitors&) override { return {}; }
   Status Append(const JournalBatch&) override {
     return Status(StatusCode::kUnavailable, "disk full");
   }

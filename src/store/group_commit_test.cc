@@ -12,7 +12,7 @@ namespace {
 // A Store that records appends, can be slow, and can be told to fail.
 class FakeStore final : public Store {
  public:
-  Result<Fence> Load(const Visitors&) override { return 0; }
+  Result<Reservations> Load(const Visitors&) override { return {}; }
   Status Append(const JournalBatch& batch) override {
     std::this_thread::sleep_for(delay);
     if (fail) return Status(StatusCode::kUnavailable, "disk full");

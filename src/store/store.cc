@@ -17,9 +17,19 @@ Result<DurableState> Store::LoadAll() {
     state.messages.push_back(std::move(row));
     return Status::Ok();
   };
-  auto fences = Load(visit);
-  if (!fences) return std::unexpected(fences.error());
-  state.fences_reserved = *fences;
+  visit.session = [&](SessionRow&& row) {
+    state.sessions.push_back(std::move(row));
+    return Status::Ok();
+  };
+  visit.lock = [&](LockRow&& row) {
+    state.locks.push_back(std::move(row));
+    return Status::Ok();
+  };
+  auto reserved = Load(visit);
+  if (!reserved) return std::unexpected(reserved.error());
+  state.fences_reserved = reserved->fences;
+  state.session_ids_reserved = reserved->session_ids;
+  state.transaction_ids_reserved = reserved->transaction_ids;
   return state;
 }
 

@@ -19,19 +19,33 @@ class Store {
  public:
   virtual ~Store() = default;
 
+  // The highest reservations ever appended: every fence, session id and
+  // transaction id handed out is at most these.
+  struct Reservations {
+    Fence fences = 0;
+    SessionId session_ids = 0;
+    TransactionId transaction_ids = 0;
+  };
+
   // Calls `key` for every stored key, in (ns, key) byte order, then
   // `operation` for every completed operation, then `message` for every
-  // outbox message (in (ns, topic, id) order), then returns the fence
-  // reservation. An empty visitor skips its rows. Stops at the first error
-  // a visitor returns, and returns it. Fails (kUnavailable) when the data
-  // cannot be read. Streaming keeps a restart's memory to the engine's own.
+  // outbox message (in (ns, topic, id) order), then `session` for every
+  // session (by id), then `lock` for every lock row (by session, owner, ns,
+  // principal, resource: after its session), then returns the reservations.
+  // Names compare as bytes. An empty visitor skips its rows. Stops at the
+  // first error a visitor returns, and returns it. Fails (kUnavailable) when
+  // the data cannot be read, or names the row when it is not one that could
+  // have been appended: a lock row of a session that has no row, an owner or
+  // mode out of range. Streaming keeps a restart's memory to the engine's.
   using KeyVisitor = std::function<Status(KeyRow&& row)>;
   struct Visitors {
     KeyVisitor key = {};
     std::function<Status(OperationRow&& row)> operation = {};
     std::function<Status(MessageRow&& row)> message = {};
+    std::function<Status(SessionRow&& row)> session = {};
+    std::function<Status(LockRow&& row)> lock = {};
   };
-  virtual Result<Fence> Load(const Visitors& visit) = 0;
+  virtual Result<Reservations> Load(const Visitors& visit) = 0;
 
   // Everything stored, collected (for tests and tools).
   Result<DurableState> LoadAll();

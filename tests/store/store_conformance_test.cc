@@ -1,9 +1,12 @@
 // The behaviour every Store implementation must have. To add a backend,
 // add a StoreBackend to kBackends; every test below then runs against it.
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
+#include <algorithm>
 #include <functional>
 #include <memory>
+#include <tuple>
 
 #include "store/sqlite/sqlite_store.h"
 #include "tests/testing/temp_dir.h"
@@ -14,10 +17,17 @@ namespace {
 using testing::TempDir;
 using Kind = JournalEntry::Kind;
 
+// Putting a key of this name fails once a backend's refuse_key has run.
+constexpr const char* kRefusedKey = "refused-by-the-test";
+
 struct StoreBackend {
   std::string name;
   // Opens the store kept in `dir`; opening again sees what was written.
   std::function<std::unique_ptr<Store>(const std::string& dir)> open;
+  // Makes every later append of a kPutKey for kRefusedKey fail inside the
+  // store, so that a batch can fail after its other entries were applied.
+  // Runs while the store in `dir` is closed.
+  std::function<void(const std::string& dir)> refuse_key;
 };
 
 const StoreBackend kBackends[] = {
@@ -26,6 +36,19 @@ const StoreBackend kBackends[] = {
        auto s = OpenSqliteStore(dir + "/leasehold.db");
        EXPECT_TRUE(s.has_value()) << s.error().ToString();
        return s ? std::move(*s) : nullptr;
+     },
+     [](const std::string& dir) {
+       sqlite3* db = nullptr;
+       ASSERT_EQ(sqlite3_open((dir + "/leasehold.db").c_str(), &db), SQLITE_OK);
+       const std::string trigger =
+           std::string(
+               "CREATE TRIGGER refuse BEFORE INSERT ON keys WHEN "
+               "NEW.key = '") +
+           kRefusedKey + "' BEGIN SELECT RAISE(ABORT, 'refused'); END;";
+       EXPECT_EQ(sqlite3_exec(db, trigger.c_str(), nullptr, nullptr, nullptr),
+                 SQLITE_OK)
+           << sqlite3_errmsg(db);
+       sqlite3_close(db);
      }},
 };
 
@@ -60,8 +83,10 @@ class StoreConformance : public ::testing::TestWithParam<StoreBackend> {
     store_ = GetParam().open(dir_.path());
     ASSERT_NE(store_, nullptr);
   }
-  void Reopen() {
+  void Reopen(
+      const std::function<void(const std::string&)>& while_closed = {}) {
     store_.reset();
+    if (while_closed) while_closed(dir_.path());
     store_ = GetParam().open(dir_.path());
     ASSERT_NE(store_, nullptr);
   }
@@ -297,6 +322,345 @@ TEST_P(StoreConformance, EverythingSurvivesReopening) {
   EXPECT_EQ(after.rows.size(), 1000u);
   EXPECT_TRUE(after.rows == before.rows);
   EXPECT_EQ(after.fences_reserved, 1u << 20);
+}
+
+// --- sessions, application locks and id reservations ---------------------
+
+SessionRow Session(SessionId id, std::string name = "worker") {
+  SessionRow r;
+  r.id = id;
+  r.name = std::move(name);
+  r.caller = "svc-billing";
+  r.ttl = std::chrono::milliseconds(30'000);
+  r.deadlock_priority = -3;
+  r.opened_at = Time(Duration(1'767'225'600'123'456));
+  return r;
+}
+
+LockRow Lock(SessionId session, std::string resource,
+             LockOwner owner = LockOwner::kSession,
+             LockMode mode = LockMode::kExclusive) {
+  LockRow r;
+  r.session = session;
+  r.owner = owner;
+  r.ns = "docs";
+  r.principal = "svc-billing";
+  r.resource = std::move(resource);
+  r.mode = mode;
+  r.count = 1;
+  r.fence = 17;
+  r.since = Time(Duration(1'767'225'600'654'321));
+  return r;
+}
+
+JournalEntry PutSession(const SessionRow& r) {
+  JournalEntry e;
+  e.kind = Kind::kPutSession;
+  e.session = r;
+  return e;
+}
+JournalEntry DeleteSession(SessionId id) {
+  JournalEntry e;
+  e.kind = Kind::kDeleteSession;
+  e.session.id = id;
+  return e;
+}
+JournalEntry PutLock(const LockRow& r) {
+  JournalEntry e;
+  e.kind = Kind::kPutLock;
+  e.lock = r;
+  return e;
+}
+// Only the key of `r` matters.
+JournalEntry DeleteLock(LockRow r) {
+  r.mode = LockMode::kNoLock;
+  r.count = 0;
+  r.fence = 0;
+  r.since = {};
+  JournalEntry e;
+  e.kind = Kind::kDeleteLock;
+  e.lock = std::move(r);
+  return e;
+}
+JournalEntry ReserveSessionIds(SessionId n) {
+  JournalEntry e;
+  e.kind = Kind::kReserveSessionIds;
+  e.session_ids_reserved = n;
+  return e;
+}
+JournalEntry ReserveTransactionIds(TransactionId n) {
+  JournalEntry e;
+  e.kind = Kind::kReserveTransactionIds;
+  e.transaction_ids_reserved = n;
+  return e;
+}
+
+TEST_P(StoreConformance, SessionsRoundTripEveryFieldAndReplace) {
+  SessionRow plain = Session(2, "\xE2\x82\xAC-session");
+  plain.caller = "";
+  SessionRow in_transaction = Session(1);
+  in_transaction.transaction = 41;
+  in_transaction.transaction_started_at = Time(Duration(1'767'225'601'000'007));
+  in_transaction.deadlock_priority = 10;
+  in_transaction.ttl = std::chrono::milliseconds(1);
+  Append({PutSession(plain), PutSession(Session(1, "before"))});
+  Append({PutSession(in_transaction)});  // replaces session 1
+  Reopen();
+  DurableState s = Load();
+  ASSERT_EQ(s.sessions.size(), 2u);
+  EXPECT_EQ(s.sessions[0], in_transaction);
+  EXPECT_EQ(s.sessions[1], plain);
+  in_transaction.transaction = 0;  // committed
+  in_transaction.transaction_started_at.reset();
+  Append({PutSession(in_transaction)});
+  s = Load();
+  ASSERT_EQ(s.sessions.size(), 2u);
+  EXPECT_EQ(s.sessions[0], in_transaction);
+}
+
+TEST_P(StoreConformance, DeletingASessionDeletesItsLocksOnly) {
+  Append({PutSession(Session(1)), PutSession(Session(2)), PutLock(Lock(1, "a")),
+          PutLock(Lock(1, "b", LockOwner::kTransaction)),
+          PutLock(Lock(2, "a"))});
+  Append({DeleteSession(1), DeleteSession(99)});  // 99: never there
+  const DurableState s = Load();
+  ASSERT_EQ(s.sessions.size(), 1u);
+  EXPECT_EQ(s.sessions[0].id, 2u);
+  ASSERT_EQ(s.locks.size(), 1u);
+  EXPECT_EQ(s.locks[0], Lock(2, "a"));
+}
+
+TEST_P(StoreConformance, LocksRoundTripEveryOwnerAndMode) {
+  Append({PutSession(Session(5))});
+  std::vector<LockRow> expected;
+  JournalBatch batch;
+  for (LockOwner owner : {LockOwner::kTransaction, LockOwner::kSession}) {
+    for (int m = 0; m < kLockModeCount; ++m) {
+      LockRow r = Lock(5, "resource-" + std::to_string(m), owner,
+                       static_cast<LockMode>(m));
+      r.count = 4'000'000'000u + static_cast<std::uint32_t>(m);
+      r.fence = (1ull << 40) + static_cast<Fence>(m);
+      expected.push_back(r);
+      batch.push_back(PutLock(r));
+    }
+  }
+  Append(batch);
+  Reopen();
+  const DurableState s = Load();
+  EXPECT_EQ(s.locks, expected);  // transaction-owned sort first
+}
+
+TEST_P(StoreConformance, PutLockReplacesAndDeleteLockRemovesByTheWholeKey) {
+  Append({PutSession(Session(1))});
+  LockRow held = Lock(1, "invoice-7", LockOwner::kSession, LockMode::kShared);
+  LockRow other_owner = Lock(1, "invoice-7", LockOwner::kTransaction);
+  LockRow other_ns = Lock(1, "invoice-7");
+  other_ns.ns = "other";
+  LockRow other_principal = Lock(1, "invoice-7");
+  other_principal.principal = "svc-audit";
+  Append({PutLock(held), PutLock(other_owner), PutLock(other_ns),
+          PutLock(other_principal)});
+  held.mode = LockMode::kSharedIntentExclusive;  // S then IX
+  held.count = 2;
+  Append({PutLock(held)});
+  DurableState s = Load();
+  ASSERT_EQ(s.locks.size(), 4u);
+  // By owner (transaction first), then ns, principal, resource.
+  EXPECT_EQ(s.locks[2], held) << "replaced in place";
+  Append({DeleteLock(held), DeleteLock(Lock(1, "never-held"))});
+  s = Load();
+  ASSERT_EQ(s.locks.size(), 3u);
+  EXPECT_EQ(s.locks[0], other_owner);
+  EXPECT_EQ(s.locks[1], other_principal);
+  EXPECT_EQ(s.locks[2], other_ns);
+}
+
+TEST_P(StoreConformance, SessionAndLockEntriesApplyInOrderWithinABatch) {
+  Append({PutSession(Session(1)), PutLock(Lock(1, "a")), DeleteSession(1),
+          PutSession(Session(1, "again")), PutLock(Lock(1, "b")),
+          PutLock(Lock(1, "gone")), DeleteLock(Lock(1, "gone"))});
+  const DurableState s = Load();
+  ASSERT_EQ(s.sessions.size(), 1u);
+  EXPECT_EQ(s.sessions[0].name, "again");
+  ASSERT_EQ(s.locks.size(), 1u);
+  EXPECT_EQ(s.locks[0].resource, "b");
+}
+
+TEST_P(StoreConformance, IdReservationsOnlyGrow) {
+  Append({ReserveSessionIds(100), ReserveTransactionIds(300)});
+  Append({ReserveSessionIds(50), ReserveTransactionIds(7)});
+  DurableState s = Load();
+  EXPECT_EQ(s.session_ids_reserved, 100u);
+  EXPECT_EQ(s.transaction_ids_reserved, 300u);
+  EXPECT_EQ(s.fences_reserved, 0u) << "each reservation is its own";
+  Append({ReserveSessionIds(200), ReserveTransactionIds(1ull << 40)});
+  Reopen();
+  s = Load();
+  EXPECT_EQ(s.session_ids_reserved, 200u);
+  EXPECT_EQ(s.transaction_ids_reserved, 1ull << 40);
+}
+
+// Sessions by id, then locks by (session, owner, ns, principal, resource),
+// every session before the first lock: a restore attaches locks to sessions.
+TEST_P(StoreConformance, LoadsSessionsThenLocksInKeyOrder) {
+  JournalBatch batch;
+  for (SessionId id : {30, 2, 10}) batch.push_back(PutSession(Session(id)));
+  for (SessionId id : {10, 2, 30}) {
+    for (LockOwner owner : {LockOwner::kSession, LockOwner::kTransaction}) {
+      for (const char* ns : {"b", "a"}) {
+        for (const char* principal : {"zed", "Amy"}) {
+          for (const char* resource : {"r:10", "r:2", "R", "\xC3\xA9"}) {
+            LockRow r = Lock(id, resource, owner);
+            r.ns = ns;
+            r.principal = principal;
+            batch.push_back(PutLock(r));
+          }
+        }
+      }
+    }
+  }
+  batch.push_back(PutMessage(Message("mail", 1, "k")));
+  Append(batch);
+  std::vector<std::string> visits;
+  std::vector<SessionId> sessions;
+  using LockKey =
+      std::tuple<SessionId, LockOwner, std::string, std::string, std::string>;
+  std::vector<LockKey> locks;
+  auto loaded = store_->Load({
+      .message =
+          [&](MessageRow&&) {
+            visits.push_back("message");
+            return Status::Ok();
+          },
+      .session =
+          [&](SessionRow&& r) {
+            visits.push_back("session");
+            sessions.push_back(r.id);
+            return Status::Ok();
+          },
+      .lock =
+          [&](LockRow&& r) {
+            visits.push_back("lock");
+            locks.emplace_back(r.session, r.owner, r.ns, r.principal,
+                               r.resource);
+            return Status::Ok();
+          },
+  });
+  ASSERT_TRUE(loaded.has_value()) << loaded.error().ToString();
+  EXPECT_EQ(sessions, (std::vector<SessionId>{2, 10, 30}));
+  ASSERT_EQ(locks.size(), 3u * 2 * 2 * 2 * 4);
+  auto sorted = locks;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(locks, sorted);
+  ASSERT_EQ(visits.size(), 1 + 3 + locks.size());
+  EXPECT_EQ(visits[0], "message");
+  EXPECT_TRUE(std::all_of(visits.begin() + 1, visits.begin() + 4,
+                          [](const std::string& v) { return v == "session"; }));
+}
+
+TEST_P(StoreConformance, LoadingOnlyLocksStillChecksTheirSessions) {
+  Append({PutSession(Session(1)), PutLock(Lock(1, "a"))});
+  int locks = 0;
+  auto loaded = store_->Load({.lock = [&](LockRow&&) {
+    ++locks;
+    return Status::Ok();
+  }});
+  ASSERT_TRUE(loaded.has_value()) << loaded.error().ToString();
+  EXPECT_EQ(locks, 1);
+}
+
+// The lock row of a session that has no row could never be restored: Load
+// refuses the store, naming the row, instead of dropping the lock.
+TEST_P(StoreConformance, ALockWithoutItsSessionIsRefusedOnLoad) {
+  Append({PutSession(Session(1)), PutLock(Lock(1, "kept"))});
+  Append({PutLock(Lock(7, "orphan-resource"))});
+  auto loaded = store_->LoadAll();
+  ASSERT_FALSE(loaded.has_value()) << "an orphan lock row loaded";
+  EXPECT_EQ(loaded.error().code(), StatusCode::kUnavailable);
+  EXPECT_NE(loaded.error().message().find("session 7"), std::string::npos)
+      << loaded.error().message();
+  EXPECT_NE(loaded.error().message().find("orphan-resource"), std::string::npos)
+      << loaded.error().message();
+}
+
+TEST_P(StoreConformance, LoadStopsAtASessionOrLockVisitorsError) {
+  Append(
+      {PutSession(Session(1)), PutSession(Session(2)), PutLock(Lock(1, "a"))});
+  int locks = 0;
+  auto stopped = store_->Load({
+      .session =
+          [](SessionRow&& r) {
+            return r.id == 1 ? Status(StatusCode::kBadRequest, "no sessions")
+                             : Status::Ok();
+          },
+      .lock =
+          [&](LockRow&&) {
+            ++locks;
+            return Status::Ok();
+          },
+  });
+  ASSERT_FALSE(stopped.has_value());
+  EXPECT_EQ(stopped.error().message(), "no sessions");
+  EXPECT_EQ(locks, 0);
+  auto refused = store_->Load({.lock = [](LockRow&&) {
+    return Status(StatusCode::kBadRequest, "no locks");
+  }});
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().message(), "no locks");
+}
+
+// A batch whose last entry fails leaves nothing of its session and lock
+// entries behind, and the store takes the next batch.
+TEST_P(StoreConformance, AFailedBatchAppliesNoneOfItsSessionAndLockEntries) {
+  SessionRow kept = Session(1);
+  const LockRow held = Lock(1, "held");
+  Append({PutSession(kept), PutLock(held), ReserveSessionIds(10),
+          ReserveTransactionIds(10)});
+  Reopen(GetParam().refuse_key);
+  const DurableState before = Load();
+  SessionRow changed = kept;
+  changed.transaction = 5;
+  changed.transaction_started_at = Time(Duration(5));
+  const Status failed = store_->Append(
+      {PutSession(changed), PutSession(Session(2)), PutLock(Lock(2, "new")),
+       DeleteLock(held), PutLock(Lock(1, "added")), DeleteSession(1),
+       ReserveSessionIds(1000), ReserveTransactionIds(1000),
+       Put(Row(kRefusedKey))});
+  ASSERT_FALSE(failed.ok()) << "the refused key was accepted";
+  Reopen();
+  const DurableState after = Load();
+  EXPECT_EQ(after.sessions, before.sessions);
+  EXPECT_EQ(after.locks, before.locks);
+  EXPECT_EQ(after.session_ids_reserved, 10u);
+  EXPECT_EQ(after.transaction_ids_reserved, 10u);
+  Append({DeleteSession(1)});
+  EXPECT_TRUE(Load().sessions.empty());
+}
+
+// Every kind in one batch, reopened: LoadAll gives back exactly what went in.
+TEST_P(StoreConformance, LoadAllRoundTripsEveryKind) {
+  SessionRow s1 = Session(1);
+  s1.transaction = 9;
+  s1.transaction_started_at = Time(Duration(12));
+  const SessionRow s2 = Session(2, "other");
+  const LockRow l1 = Lock(1, "a", LockOwner::kTransaction, LockMode::kUpdate);
+  const LockRow l2 = Lock(2, "a", LockOwner::kSession, LockMode::kShared);
+  const OperationRow op{"docs", "inv-1", "{}", Time(Duration(3))};
+  const MessageRow msg = Message("mail", 1, "k");
+  Append({Put(Row("key")), PutOperation(op), PutMessage(msg), PutSession(s2),
+          PutSession(s1), PutLock(l2), PutLock(l1), Reserve(1 << 20),
+          ReserveSessionIds(1 << 10), ReserveTransactionIds(1 << 12)});
+  Reopen();
+  const DurableState s = Load();
+  ASSERT_EQ(s.rows.size(), 1u);
+  EXPECT_EQ(s.rows[0], Row("key"));
+  EXPECT_EQ(s.operations, std::vector<OperationRow>{op});
+  EXPECT_EQ(s.messages, std::vector<MessageRow>{msg});
+  EXPECT_EQ(s.sessions, (std::vector<SessionRow>{s1, s2}));
+  EXPECT_EQ(s.locks, (std::vector<LockRow>{l1, l2}));
+  EXPECT_EQ(s.fences_reserved, 1u << 20);
+  EXPECT_EQ(s.session_ids_reserved, 1u << 10);
+  EXPECT_EQ(s.transaction_ids_reserved, 1u << 12);
 }
 
 INSTANTIATE_TEST_SUITE_P(

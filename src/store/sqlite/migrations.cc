@@ -47,6 +47,33 @@ CREATE TABLE outbox (
 ) WITHOUT ROWID;
 CREATE UNIQUE INDEX outbox_key ON outbox (ns, topic, key);
 )sql"},
+    {3, R"sql(
+CREATE TABLE sessions (
+  id                      INTEGER NOT NULL,
+  name                    TEXT    NOT NULL,
+  caller                  TEXT    NOT NULL,   -- "" without auth
+  ttl_ms                  INTEGER NOT NULL,
+  deadlock_priority       INTEGER NOT NULL,
+  opened_us               INTEGER NOT NULL,   -- microseconds since 1970, UTC
+  transaction_id          INTEGER NOT NULL,   -- 0: none open
+  transaction_started_us  INTEGER,            -- NULL: none open
+  PRIMARY KEY (id)
+) WITHOUT ROWID;
+CREATE TABLE locks (
+  session    INTEGER NOT NULL,
+  owner      INTEGER NOT NULL,   -- LockOwner: 0 transaction, 1 session
+  ns         TEXT    NOT NULL,
+  principal  TEXT    NOT NULL,
+  resource   TEXT    NOT NULL,
+  mode       INTEGER NOT NULL,   -- LockMode, the combined mode held
+  count      INTEGER NOT NULL,
+  fence      INTEGER NOT NULL,
+  since_us   INTEGER NOT NULL,
+  PRIMARY KEY (session, owner, ns, principal, resource)
+) WITHOUT ROWID;  -- a session's locks are one range: one range delete
+INSERT INTO meta (name, value) VALUES ('session_ids_reserved', 0),
+                                      ('transaction_ids_reserved', 0);
+)sql"},
 };
 
 }  // namespace

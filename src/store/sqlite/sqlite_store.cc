@@ -2,6 +2,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
+#include <vector>
 
 #include "sqlite/database.h"
 #include "store/sqlite/migrations.h"
@@ -83,7 +85,7 @@ class SqliteStore final : public Store {
     return PrepareStatements();
   }
 
-  Result<Fence> Load(const Visitors& visit) override {
+  Result<Reservations> Load(const Visitors& visit) override {
     if (visit.key) {
       if (Status st = LoadKeys(visit.key); !st.ok()) {
         return std::unexpected(st);
@@ -99,10 +101,30 @@ class SqliteStore final : public Store {
         return std::unexpected(st);
       }
     }
-    auto fences =
-        db_.QueryInt("SELECT value FROM meta WHERE name = 'fences_reserved'");
-    if (!fences) return std::unexpected(Corrupt("reading meta"));
-    return static_cast<Fence>(*fences);
+    // The lock pass checks each row's session against the ids read here.
+    std::vector<std::int64_t> session_ids;
+    if (visit.session || visit.lock) {
+      if (Status st = LoadSessions(visit.session, session_ids); !st.ok()) {
+        return std::unexpected(st);
+      }
+    }
+    if (visit.lock) {
+      if (Status st = LoadLocks(visit.lock, session_ids); !st.ok()) {
+        return std::unexpected(st);
+      }
+    }
+    Reservations reserved;
+    for (auto [name, value] : {
+             std::pair{"fences_reserved", &reserved.fences},
+             std::pair{"session_ids_reserved", &reserved.session_ids},
+             std::pair{"transaction_ids_reserved", &reserved.transaction_ids},
+         }) {
+      auto stored = db_.QueryInt(
+          std::string("SELECT value FROM meta WHERE name = '") + name + "'");
+      if (!stored) return std::unexpected(Corrupt("reading meta"));
+      *value = static_cast<std::uint64_t>(*stored);
+    }
+    return reserved;
   }
 
   Status Append(const JournalBatch& batch) override {
@@ -189,6 +211,82 @@ class SqliteStore final : public Store {
       if (Status st = on_message(std::move(row)); !st.ok()) return st;
     }
     if (rc != SQLITE_DONE) return Corrupt("reading the outbox");
+    return Status::Ok();
+  }
+
+  // Visits every session (when `on_session` is set) and collects the ids.
+  Status LoadSessions(const std::function<Status(SessionRow&&)>& on_session,
+                      std::vector<std::int64_t>& ids) {
+    auto rows = db_.Prepare(
+        "SELECT id, name, caller, ttl_ms, deadlock_priority, opened_us, "
+        "transaction_id, transaction_started_us FROM sessions ORDER BY id");
+    if (!rows) return rows.error();
+    int rc;
+    while ((rc = rows->Step()) == SQLITE_ROW) {
+      ids.push_back(rows->ColumnInt(0));
+      if (!on_session) continue;
+      SessionRow row;
+      row.id = static_cast<SessionId>(rows->ColumnInt(0));
+      row.name = rows->ColumnText(1);
+      row.caller = rows->ColumnText(2);
+      row.ttl = std::chrono::milliseconds(rows->ColumnInt(3));
+      row.deadlock_priority = static_cast<int>(rows->ColumnInt(4));
+      row.opened_at = FromMicros(rows->ColumnInt(5));
+      row.transaction = static_cast<TransactionId>(rows->ColumnInt(6));
+      if (!rows->ColumnIsNull(7)) {
+        row.transaction_started_at = FromMicros(rows->ColumnInt(7));
+      }
+      if (Status st = on_session(std::move(row)); !st.ok()) return st;
+    }
+    if (rc != SQLITE_DONE) return Corrupt("reading sessions");
+    return Status::Ok();
+  }
+
+  // Visits every lock row, refusing one whose session is not among
+  // `session_ids` (ascending, as the locks are by session).
+  Status LoadLocks(const std::function<Status(LockRow&&)>& on_lock,
+                   const std::vector<std::int64_t>& session_ids) {
+    auto rows = db_.Prepare(
+        "SELECT session, owner, ns, principal, resource, mode, count, fence, "
+        "since_us FROM locks ORDER BY session, owner, ns, principal, "
+        "resource");
+    if (!rows) return rows.error();
+    auto session = session_ids.begin();
+    int rc;
+    while ((rc = rows->Step()) == SQLITE_ROW) {
+      const std::int64_t id = rows->ColumnInt(0);
+      const std::int64_t owner = rows->ColumnInt(1);
+      const std::int64_t mode = rows->ColumnInt(5);
+      const std::int64_t count = rows->ColumnInt(6);
+      LockRow row;
+      row.session = static_cast<SessionId>(id);
+      row.ns = rows->ColumnText(2);
+      row.principal = rows->ColumnText(3);
+      row.resource = rows->ColumnText(4);
+      const std::string name = "the lock row (session " + std::to_string(id) +
+                               ", owner " + std::to_string(owner) + ", \"" +
+                               row.ns + "\", \"" + row.principal + "\", \"" +
+                               row.resource + "\")";
+      while (session != session_ids.end() && *session < id) ++session;
+      if (session == session_ids.end() || *session != id) {
+        return Refuse(path_, name +
+                                 " has no session row; restore the file "
+                                 "from a backup");
+      }
+      if (owner < 0 || owner > 1 || mode < 0 || mode >= kLockModeCount ||
+          count < 0 || count > std::numeric_limits<std::uint32_t>::max()) {
+        return Refuse(path_, name +
+                                 " has an owner, mode or count out of "
+                                 "range; restore the file from a backup");
+      }
+      row.owner = static_cast<LockOwner>(owner);
+      row.mode = static_cast<LockMode>(mode);
+      row.count = static_cast<std::uint32_t>(count);
+      row.fence = static_cast<Fence>(rows->ColumnInt(7));
+      row.since = FromMicros(rows->ColumnInt(8));
+      if (Status st = on_lock(std::move(row)); !st.ok()) return st;
+    }
+    if (rc != SQLITE_DONE) return Corrupt("reading locks");
     return Status::Ok();
   }
 
@@ -285,9 +383,20 @@ class SqliteStore final : public Store {
          "enqueued_us, attempts, acked, consumer, claim_token, "
          "lease_expires_us) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
          "?11)"},
-        {&reserve_,
-         "UPDATE meta SET value = max(value, ?1) WHERE name = "
-         "'fences_reserved'"},
+        {&reserve_, "UPDATE meta SET value = max(value, ?1) WHERE name = ?2"},
+        {&put_session_,
+         "INSERT OR REPLACE INTO sessions (id, name, caller, ttl_ms, "
+         "deadlock_priority, opened_us, transaction_id, "
+         "transaction_started_us) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"},
+        {&delete_session_, "DELETE FROM sessions WHERE id = ?1"},
+        {&delete_session_locks_, "DELETE FROM locks WHERE session = ?1"},
+        {&put_lock_,
+         "INSERT OR REPLACE INTO locks (session, owner, ns, principal, "
+         "resource, mode, count, fence, since_us) VALUES (?1, ?2, ?3, ?4, ?5, "
+         "?6, ?7, ?8, ?9)"},
+        {&delete_lock_,
+         "DELETE FROM locks WHERE session = ?1 AND owner = ?2 AND ns = ?3 AND "
+         "principal = ?4 AND resource = ?5"},
     };
     for (const auto& [stmt, sql] : all) {
       auto s = db_.Prepare(sql);
@@ -324,12 +433,23 @@ class SqliteStore final : public Store {
         delete_key_.BindText(2, r.key);
         return Run(delete_key_);
       case JournalEntry::Kind::kReserveFences:
-        reserve_.BindInt(1, static_cast<std::int64_t>(e.fences_reserved));
-        return Run(reserve_);
+        return Reserve("fences_reserved", e.fences_reserved);
       case JournalEntry::Kind::kPutOperation:
         return PutOperation(e.operation);
       case JournalEntry::Kind::kPutMessage:
         return PutMessage(e.message);
+      case JournalEntry::Kind::kPutSession:
+        return PutSession(e.session);
+      case JournalEntry::Kind::kDeleteSession:
+        return DeleteSession(e.session.id);
+      case JournalEntry::Kind::kPutLock:
+        return PutLock(e.lock);
+      case JournalEntry::Kind::kDeleteLock:
+        return DeleteLock(e.lock);
+      case JournalEntry::Kind::kReserveSessionIds:
+        return Reserve("session_ids_reserved", e.session_ids_reserved);
+      case JournalEntry::Kind::kReserveTransactionIds:
+        return Reserve("transaction_ids_reserved", e.transaction_ids_reserved);
     }
     return Status(StatusCode::kInternal, "unknown journal entry");
   }
@@ -355,6 +475,54 @@ class SqliteStore final : public Store {
     put_message_.BindText(10, m.claim_token);
     BindTime(put_message_, 11, m.lease_expires_at);
     return Run(put_message_);
+  }
+
+  Status Reserve(std::string_view name, std::uint64_t value) {
+    reserve_.BindInt(1, static_cast<std::int64_t>(value));
+    reserve_.BindText(2, name);
+    return Run(reserve_);
+  }
+
+  Status PutSession(const SessionRow& r) {
+    put_session_.BindInt(1, static_cast<std::int64_t>(r.id));
+    put_session_.BindText(2, r.name);
+    put_session_.BindText(3, r.caller);
+    put_session_.BindInt(4, r.ttl.count());
+    put_session_.BindInt(5, r.deadlock_priority);
+    put_session_.BindInt(6, ToMicros(r.opened_at));
+    put_session_.BindInt(7, static_cast<std::int64_t>(r.transaction));
+    BindTime(put_session_, 8, r.transaction_started_at);
+    return Run(put_session_);
+  }
+
+  Status DeleteSession(SessionId id) {
+    delete_session_locks_.BindInt(1, static_cast<std::int64_t>(id));
+    if (Status st = Run(delete_session_locks_); !st.ok()) return st;
+    delete_session_.BindInt(1, static_cast<std::int64_t>(id));
+    return Run(delete_session_);
+  }
+
+  Status PutLock(const LockRow& r) {
+    BindLockKey(put_lock_, r);
+    put_lock_.BindInt(6, static_cast<std::int64_t>(r.mode));
+    put_lock_.BindInt(7, r.count);
+    put_lock_.BindInt(8, static_cast<std::int64_t>(r.fence));
+    put_lock_.BindInt(9, ToMicros(r.since));
+    return Run(put_lock_);
+  }
+
+  Status DeleteLock(const LockRow& r) {
+    BindLockKey(delete_lock_, r);
+    return Run(delete_lock_);
+  }
+
+  // (session, owner, ns, principal, resource) as ?1 to ?5.
+  static void BindLockKey(Statement& s, const LockRow& r) {
+    s.BindInt(1, static_cast<std::int64_t>(r.session));
+    s.BindInt(2, static_cast<std::int64_t>(r.owner));
+    s.BindText(3, r.ns);
+    s.BindText(4, r.principal);
+    s.BindText(5, r.resource);
   }
 
   static void BindTime(Statement& s, int i, const std::optional<Time>& t) {
@@ -386,7 +554,8 @@ class SqliteStore final : public Store {
   Database db_;
   int schema_version_ = 0;
   Statement begin_, commit_, rollback_, put_key_, put_lease_, delete_key_,
-      reserve_, put_operation_, put_message_;
+      reserve_, put_operation_, put_message_, put_session_, delete_session_,
+      delete_session_locks_, put_lock_, delete_lock_;
 };
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "store/sqlite/migrations.h"
 #include "tests/testing/temp_dir.h"
 
 namespace leasehold {
@@ -219,7 +220,80 @@ PRAGMA user_version = 1;
     EXPECT_EQ(state->operations[0], op.operation);
   }
   // Read once the store has let go of the file (it holds it while open).
-  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 2);
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), SqliteSchemaVersion());
+}
+
+// A file as schema version 2 left it (migrations 1 and 2 only) opens, keeps
+// its rows and reservation, and takes sessions, locks and id reservations.
+TEST(SqliteStore, MigratesAVersion2File) {
+  testing::TempDir dir;
+  const std::string path = dir.File("v2.db");
+  std::string sql;
+  for (const sqlite::Migration& m : sqlite::Migrations()) {
+    if (m.version <= 2) sql += m.sql;
+  }
+  RawExec(path, sql + R"sql(
+UPDATE meta SET value = 2097152 WHERE name = 'fences_reserved';
+INSERT INTO keys VALUES ('docs', 'note', 1, x'6869', 3, '', '', NULL, 0);
+INSERT INTO operations VALUES ('docs', 'inv-1', x'7b7d', 5);
+PRAGMA application_id = 1280526404;
+PRAGMA user_version = 2;
+)sql");
+  ASSERT_EQ(RawQueryInt(path,
+                        "SELECT count(*) FROM sqlite_schema WHERE "
+                        "name IN ('sessions', 'locks')"),
+            0);
+  {
+    auto store = OpenSqliteStore(path);
+    ASSERT_TRUE(store.has_value()) << store.error().ToString();
+    JournalEntry session;
+    session.kind = JournalEntry::Kind::kPutSession;
+    session.session.id = 1;
+    session.session.name = "worker";
+    session.session.ttl = std::chrono::milliseconds(30'000);
+    session.session.opened_at = Time(Duration(7));
+    JournalEntry lock;
+    lock.kind = JournalEntry::Kind::kPutLock;
+    lock.lock.session = 1;
+    lock.lock.ns = "docs";
+    lock.lock.resource = "invoice-7";
+    lock.lock.mode = LockMode::kUpdate;
+    lock.lock.count = 1;
+    JournalEntry ids;
+    ids.kind = JournalEntry::Kind::kReserveSessionIds;
+    ids.session_ids_reserved = 1024;
+    ASSERT_TRUE((*store)->Append({session, lock, ids}).ok());
+    auto state = (*store)->LoadAll();
+    ASSERT_TRUE(state.has_value()) << state.error().ToString();
+    ASSERT_EQ(state->rows.size(), 1u);
+    EXPECT_EQ(state->rows[0].body, "hi");
+    ASSERT_EQ(state->operations.size(), 1u);
+    EXPECT_EQ(state->operations[0].outcome, "{}");
+    EXPECT_EQ(state->fences_reserved, 2097152u);
+    EXPECT_EQ(state->sessions, std::vector<SessionRow>{session.session});
+    EXPECT_EQ(state->locks, std::vector<LockRow>{lock.lock});
+    EXPECT_EQ(state->session_ids_reserved, 1024u);
+    EXPECT_EQ(state->transaction_ids_reserved, 0u);
+  }
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 3);
+}
+
+// A lock row whose owner or mode no build writes is refused, not cast.
+TEST(SqliteStore, RefusesALockRowOutOfRange) {
+  testing::TempDir dir;
+  const std::string path = dir.File("l.db");
+  ASSERT_TRUE(OpenSqliteStore(path).has_value());
+  RawExec(path, R"sql(
+INSERT INTO sessions VALUES (1, 'worker', '', 30000, 0, 7, 0, NULL);
+INSERT INTO locks VALUES (1, 1, 'docs', '', 'invoice-7', 8, 1, 0, 7);
+)sql");
+  auto store = OpenSqliteStore(path);
+  ASSERT_TRUE(store.has_value()) << store.error().ToString();
+  auto state = (*store)->LoadAll();
+  ASSERT_FALSE(state.has_value()) << "mode 8 loaded";
+  EXPECT_EQ(state.error().code(), StatusCode::kUnavailable);
+  EXPECT_NE(state.error().message().find("invoice-7"), std::string::npos)
+      << state.error().message();
 }
 
 }  // namespace
