@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <functional>
 #include <memory>
+#include <ostream>
 #include <tuple>
 
 #include "store/sqlite/sqlite_store.h"
@@ -29,6 +30,11 @@ struct StoreBackend {
   // Runs while the store in `dir` is closed.
   std::function<void(const std::string& dir)> refuse_key;
 };
+
+// Test names and failure messages print the backend's name, not its bytes.
+void PrintTo(const StoreBackend& backend, std::ostream* out) {
+  *out << backend.name;
+}
 
 const StoreBackend kBackends[] = {
     {"Sqlite",
