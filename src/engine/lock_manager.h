@@ -23,7 +23,7 @@
 
 #include "engine/deadline_queue.h"
 #include "engine/deadlock_detector.h"
-#include "engine/fence_source.h"
+#include "engine/reserved_ids.h"
 #include "engine/lock_table.h"
 #include "leasehold/engine.h"
 
