@@ -16,7 +16,8 @@
 //    kTransactionAborted has rolled the transaction back (see Commit), and a
 //    command refused with kTransactionExpired found the transaction past its
 //    namespace's longest open time and rolled it back (see "Stale
-//    transactions").
+//    transactions"); and a command refused with kTransactionLost has told
+//    the session its transaction was lost at a restart (see Durability).
 //  - Every state change is reported to the EventSink, if one is set.
 #ifndef LEASEHOLD_ENGINE_H_
 #define LEASEHOLD_ENGINE_H_
@@ -322,8 +323,8 @@ struct EngineOptions {
   // Fences handed out start above this (the store's persisted high-water
   // mark, so fences never repeat across restarts).
   Fence fence_floor = 0;
-  // Session ids start above this. A server picks a base above every id it
-  // handed out before a restart, so a stale id never names a new session.
+  // Session ids start above this, and above the restored reservation
+  // (RestoreSessionIds), so a stale id never names a new session.
   SessionId session_id_base = 0;
   // Record bodies longer than this are refused with kBodyTooLarge.
   std::size_t max_body_bytes = 1 << 20;
@@ -541,11 +542,28 @@ class Engine {
   // RestoreKey takes one key at a time (fastest in (ns, key) order);
   // RestoreOperation and RestoreMessage one completed operation or outbox
   // message;
-  // RestoreFences the store's fence reservation; Restore does both.
+  // RestoreFences, RestoreSessionIds and RestoreTransactionIds the store's
+  // reservations; Restore does all of them.
+  //
+  // RestoreSession brings back an open session with a fresh ttl: it
+  // expires at now + ttl (keep-alives are not journaled), so restore with
+  // the `now` at which the server is about to serve. A session whose row
+  // has a transaction open had it lost: its staged writes and transaction
+  // locks are gone. The next call that needs a transaction (stage, commit,
+  // rollback, operation begin or complete, staged enqueue, a Transaction-
+  // owned acquire, begin) fails once with kTransactionLost, which names it;
+  // calls after that see no transaction.
+  //
+  // Journaled: a session's row when it opens, its priority changes, and
+  // its transaction begins or ends (with the commit's writes, in the same
+  // batch); its deletion when it ends or expires; keep-alives are not.
   Status RestoreKey(Time now, KeyRow&& row);
   Status RestoreOperation(OperationRow&& row);
   Status RestoreMessage(MessageRow&& row);
+  Status RestoreSession(Time now, SessionRow&& row);
   Status RestoreFences(Fence reserved);
+  Status RestoreSessionIds(SessionId reserved);
+  Status RestoreTransactionIds(TransactionId reserved);
   Status Restore(Time now, const DurableState& state);
   // The journal entries made since the last call, in order. A caller must
   // make them durable before it answers the command that made them.

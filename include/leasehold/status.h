@@ -42,6 +42,9 @@ enum class StatusCode {
   // The session's transaction stayed open longer than a namespace it used
   // allows (NamespaceOptions::max_transaction) and was rolled back.
   kTransactionExpired,
+  // The session's transaction was open when the server restarted; it is
+  // gone (said once, to the next call that needs it).
+  kTransactionLost,
   kInternal,
 };
 

@@ -48,6 +48,8 @@ std::string_view StatusCodeName(StatusCode code) {
       return "transaction_aborted";
     case StatusCode::kTransactionExpired:
       return "transaction_expired";
+    case StatusCode::kTransactionLost:
+      return "transaction_lost";
     case StatusCode::kInternal:
       return "internal";
   }

@@ -12,11 +12,11 @@
 #include <variant>
 
 #include "engine/deadline_queue.h"
-#include "engine/fence_source.h"
 #include "engine/lock_manager.h"
 #include "engine/operation_table.h"
 #include "engine/outbox_table.h"
 #include "engine/record_table.h"
+#include "engine/reserved_ids.h"
 #include "engine/session_table.h"
 #include "engine/transaction_manager.h"
 
@@ -71,6 +71,21 @@ Status RestoreTooLate() {
                 "Restore must come before any command");
 }
 
+// What OpenSession requires of a session's options (and RestoreSession of
+// a row).
+Status ValidateSession(std::chrono::milliseconds ttl, int deadlock_priority,
+                       std::string_view name) {
+  if (ttl.count() <= 0) {
+    return Status(StatusCode::kBadRequest, "ttl_ms must be greater than 0");
+  }
+  if (deadlock_priority < kMinDeadlockPriority ||
+      deadlock_priority > kMaxDeadlockPriority) {
+    return BadPriority();
+  }
+  if (name.empty()) return Status::Ok();
+  return ValidateName(name, "session name");
+}
+
 Status SessionNotFound(SessionId id) {
   return Status(StatusCode::kSessionNotFound,
                 "session " + std::to_string(id) +
@@ -120,9 +135,9 @@ struct Engine::Units {
                 &deadlines),
         operations(options.max_body_bytes, &journal, options.events),
         outbox(options.max_body_bytes, &journal, options.events),
-        sessions(options.session_id_base, &deadlines),
+        sessions(options.session_id_base, &journal, &deadlines),
         transactions({options.max_staged_writes, options.max_staged_bytes},
-                     &deadlines),
+                     &journal, &deadlines),
         locks(&fences, &deadlines, options.events) {}
 
   // Applies everything due at or before `now`; returns the effective now.
@@ -162,8 +177,50 @@ struct Engine::Units {
     }
     locks.ReleaseAll(now, s, LockOwner::kSession);
     Emit(SessionEvent(how, now, s));
+    JournalEntry e;
+    e.kind = JournalEntry::Kind::kDeleteSession;
+    e.session.id = s->id;
+    journal.push_back(std::move(e));
     transactions.ForgetSession(s);
     sessions.Erase(s);
+  }
+
+  // Journals the session as it now is (its row: options and transaction).
+  void JournalSession(const Session* s) {
+    JournalEntry e;
+    e.kind = JournalEntry::Kind::kPutSession;
+    SessionRow& row = e.session;
+    row.id = s->id;
+    row.name = s->name;
+    row.caller = s->caller;
+    row.ttl = s->ttl;
+    row.deadlock_priority = s->deadlock_priority;
+    row.opened_at = s->opened_at;
+    if (s->transaction != nullptr) {
+      row.transaction = s->transaction->id;
+      row.transaction_started_at = s->transaction->started_at;
+    }
+    journal.push_back(std::move(e));
+  }
+
+  // FinishTransaction for a session that stays open.
+  void EndTransaction(Session* s, Time now, EventType how) {
+    FinishTransaction(s, now, how);
+    JournalSession(s);
+  }
+
+  // TransactionManager::NoTransaction, for a call that needs the
+  // transaction: a session told that its transaction was lost at a restart
+  // is told once, and the mark goes.
+  Status MissingTransaction(Session* s, std::string_view hint =
+                                            "; begin one, or use owner "
+                                            "Session") {
+    Status st = transactions.NoTransaction(s, hint);
+    if (st.code() == StatusCode::kTransactionLost) {
+      transactions.ForgetLost(s);
+      JournalSession(s);
+    }
+    return st;
   }
 
   void FinishTransaction(Session* s, Time now, EventType how) {
@@ -183,7 +240,7 @@ struct Engine::Units {
   // Rolls back the transaction of `s` for staying open too long.
   void ExpireTransaction(Session* s, Time at) {
     transactions.NoteExpired(s, at);
-    FinishTransaction(s, at, EventType::kTransactionExpired);
+    EndTransaction(s, at, EventType::kTransactionExpired);
   }
 
   // TransactionManager::Bind; a transaction already past its deadline is
@@ -200,7 +257,7 @@ struct Engine::Units {
   Status MayRequest(Session* s, std::string_view ns, LockOwner owner,
                     Time now) {
     if (owner == LockOwner::kTransaction && s->transaction == nullptr) {
-      return transactions.NoTransaction(s);
+      return MissingTransaction(s);
     }
     if (s->waiting != nullptr) return LockManager::WaitPending(s);
     if (owner == LockOwner::kTransaction) return BindTransaction(s, ns, now);
@@ -212,7 +269,7 @@ struct Engine::Units {
     Session* s = sessions.Find(id);
     if (s == nullptr) return std::unexpected(SessionNotFound(id));
     if (s->transaction == nullptr) {
-      return std::unexpected(transactions.NoTransaction(
+      return std::unexpected(MissingTransaction(
           s, " to stage the " + std::string(what) +
                  " in; begin one, or leave out \"session\" to write at once"));
     }
@@ -462,19 +519,13 @@ Result<SessionInfo> Engine::OpenSession(Time now,
                                         const SessionOptions& options) {
   Units& u = *units_;
   now = u.Advance(now);
-  if (options.ttl.count() <= 0) {
-    return Error(StatusCode::kBadRequest, "ttl_ms must be greater than 0");
-  }
-  if (options.deadlock_priority < kMinDeadlockPriority ||
-      options.deadlock_priority > kMaxDeadlockPriority) {
-    return std::unexpected(BadPriority());
-  }
-  if (!options.name.empty()) {
-    if (Status st = ValidateName(options.name, "session name"); !st.ok()) {
-      return std::unexpected(st);
-    }
+  if (Status st =
+          ValidateSession(options.ttl, options.deadlock_priority, options.name);
+      !st.ok()) {
+    return std::unexpected(st);
   }
   Session* s = u.sessions.Open(options, now);
+  u.JournalSession(s);
   Event e = Units::SessionEvent(EventType::kSessionOpened, now, s);
   e.until = s->expires_at;
   u.Emit(e);
@@ -509,6 +560,7 @@ Status Engine::SetDeadlockPriority(Time now, SessionId id, int priority) {
     return BadPriority();
   }
   s->deadlock_priority = priority;
+  u.JournalSession(s);
   return Status::Ok();
 }
 
@@ -539,8 +591,10 @@ Result<TransactionInfo> Engine::BeginTransaction(Time now, SessionId id) {
   now = u.Advance(now);
   Session* s = u.sessions.Find(id);
   if (s == nullptr) return std::unexpected(SessionNotFound(id));
+  if (u.transactions.IsLost(s)) return std::unexpected(u.MissingTransaction(s));
   auto begun = u.transactions.Begin(s, now);
   if (!begun) return begun;
+  u.JournalSession(s);
   Event e = Units::SessionEvent(EventType::kTransactionBegun, now, s);
   e.transaction = begun->id;
   u.Emit(e);
@@ -554,16 +608,16 @@ Result<CommitOutcome> Engine::CommitTransaction(Time now, SessionId id) {
   Session* s = u.sessions.Find(id);
   if (s == nullptr) return std::unexpected(SessionNotFound(id));
   if (s->transaction == nullptr) {
-    return std::unexpected(u.transactions.NoTransaction(s));
+    return std::unexpected(u.MissingTransaction(s));
   }
   if (Status st = u.CheckStaged(*s->transaction, now); !st.ok()) {
-    u.FinishTransaction(s, now, EventType::kTransactionRolledBack);
+    u.EndTransaction(s, now, EventType::kTransactionRolledBack);
     return std::unexpected(st);
   }
   CommitOutcome out;
   out.transaction = s->transaction->id;
   out.applied = u.ApplyStaged(*s->transaction, now);
-  u.FinishTransaction(s, now, EventType::kTransactionCommitted);
+  u.EndTransaction(s, now, EventType::kTransactionCommitted);
   return out;
 }
 
@@ -578,8 +632,8 @@ Status Engine::Rollback(Time now, SessionId id) {
   const Units::SettleCallsOnReturn settle(&u);
   Session* s = u.sessions.Find(id);
   if (s == nullptr) return SessionNotFound(id);
-  if (s->transaction == nullptr) return u.transactions.NoTransaction(s);
-  u.FinishTransaction(s, now, EventType::kTransactionRolledBack);
+  if (s->transaction == nullptr) return u.MissingTransaction(s);
+  u.EndTransaction(s, now, EventType::kTransactionRolledBack);
   return Status::Ok();
 }
 
@@ -841,8 +895,8 @@ Result<OperationStatus> Engine::BeginOperation(Time now, SessionId id,
   Session* s = u.sessions.Find(id);
   if (s == nullptr) return std::unexpected(SessionNotFound(id));
   if (s->transaction == nullptr) {
-    return std::unexpected(u.transactions.NoTransaction(
-        s, "; begin one, then begin the operation in it"));
+    return std::unexpected(
+        u.MissingTransaction(s, "; begin one, then begin the operation in it"));
   }
   if (Status st = u.BindTransaction(s, key.ns, now); !st.ok()) {
     return std::unexpected(st);
@@ -973,6 +1027,35 @@ Status Engine::RestoreFences(Fence reserved) {
   return Status::Ok();
 }
 
+Status Engine::RestoreSession(Time now, SessionRow&& row) {
+  Units& u = *units_;
+  if (u.started) return RestoreTooLate();
+  if (row.id == 0 || u.sessions.Find(row.id) != nullptr) {
+    return Status(StatusCode::kBadRequest,
+                  "session " + std::to_string(row.id) +
+                      " cannot be restored: its id is 0 or restored already");
+  }
+  if (Status st = ValidateSession(row.ttl, row.deadlock_priority, row.name);
+      !st.ok()) {
+    return st;
+  }
+  Session* s = u.sessions.Restore(row, now);
+  if (row.transaction != 0) u.transactions.NoteLost(s, row.transaction);
+  return Status::Ok();
+}
+
+Status Engine::RestoreSessionIds(SessionId reserved) {
+  if (units_->started) return RestoreTooLate();
+  units_->sessions.RestoreIds(reserved);
+  return Status::Ok();
+}
+
+Status Engine::RestoreTransactionIds(TransactionId reserved) {
+  if (units_->started) return RestoreTooLate();
+  units_->transactions.RestoreIds(reserved);
+  return Status::Ok();
+}
+
 Status Engine::Restore(Time now, const DurableState& state) {
   for (const KeyRow& row : state.rows) {
     if (Status st = RestoreKey(now, KeyRow(row)); !st.ok()) return st;
@@ -982,6 +1065,16 @@ Status Engine::Restore(Time now, const DurableState& state) {
   }
   for (const MessageRow& row : state.messages) {
     if (Status st = RestoreMessage(MessageRow(row)); !st.ok()) return st;
+  }
+  for (const SessionRow& row : state.sessions) {
+    if (Status st = RestoreSession(now, SessionRow(row)); !st.ok()) return st;
+  }
+  if (Status st = RestoreSessionIds(state.session_ids_reserved); !st.ok()) {
+    return st;
+  }
+  if (Status st = RestoreTransactionIds(state.transaction_ids_reserved);
+      !st.ok()) {
+    return st;
   }
   return RestoreFences(state.fences_reserved);
 }

@@ -111,7 +111,7 @@ TEST_F(OutboxTest, AnOperationIsNewUntilItsCompletionCommits) {
   Complete(s, "inv-1", R"({"total":42})");
   // Staged: not visible, not even to the staging transaction.
   EXPECT_EQ(BeginOp(s, "inv-1").state, OperationState::kNew);
-  EXPECT_FALSE(engine_.HasJournal());
+  EXPECT_FALSE(TookDataJournal());
   clock_.AdvanceMs(5);
   const Time committed_at = Now();
   auto c = engine_.CommitTransaction(Now(), s);
@@ -186,6 +186,7 @@ TEST_F(OutboxTest, CommitAppliesTheOutcomeWithRecordWritesAndMessages) {
   EXPECT_EQ(m.staged_writes, 3u);
   EXPECT_EQ(Summary().pending, 0u) << "staged messages are not deliverable";
   recorder_.events.clear();
+  (void)engine_.TakeJournal();  // the session's opening and begin
 
   auto c = engine_.CommitTransaction(Now(), s);
   ASSERT_TRUE(c.has_value()) << c.error().ToString();
@@ -193,11 +194,12 @@ TEST_F(OutboxTest, CommitAppliesTheOutcomeWithRecordWritesAndMessages) {
   EXPECT_EQ(c->applied[2].kind, StagedWriteKind::kEnqueue);
   EXPECT_EQ(c->applied[2].message, m.id);
   EXPECT_EQ(c->applied[2].topic, "mail");
-  // One batch holds all three, in staging order.
+  // One batch holds all three, in staging order, then the session's row
+  // without its transaction.
   std::vector<Kind> kinds;
   for (const JournalEntry& e : engine_.TakeJournal()) kinds.push_back(e.kind);
   EXPECT_EQ(kinds, (std::vector<Kind>{Kind::kPutKey, Kind::kPutOperation,
-                                      Kind::kPutMessage}));
+                                      Kind::kPutMessage, Kind::kPutSession}));
   EXPECT_EQ(recorder_.Types(),
             (std::vector<E>{E::kRecordInserted, E::kOperationCompleted,
                             E::kOutboxEnqueued, E::kTransactionCommitted}));
@@ -211,7 +213,7 @@ TEST_F(OutboxTest, RollbackDiscardsTheOutcomeRecordWritesAndMessages) {
   Complete(s, "inv-1", "{}");
   Enqueue("receipt-1", "{}", s);
   ASSERT_TRUE(engine_.Rollback(Now(), s).ok());
-  EXPECT_FALSE(engine_.HasJournal());
+  EXPECT_FALSE(TookDataJournal());
   ASSERT_TRUE(engine_.BeginTransaction(Now(), s).has_value());
   EXPECT_EQ(BeginOp(s, "inv-1").state, OperationState::kNew);
   EXPECT_EQ(Summary().pending, 0u);
@@ -230,7 +232,7 @@ TEST_F(OutboxTest, AnAbortedCommitDiscardsTheOutcomeAndTheMessages) {
   ASSERT_TRUE(engine_.InsertRecord(Now(), {"pay", "new"}, "y").has_value());
   (void)engine_.TakeJournal();
   EXPECT_EQ(engine_.Commit(Now(), s).code(), StatusCode::kTransactionAborted);
-  EXPECT_FALSE(engine_.HasJournal());
+  EXPECT_FALSE(TookDataJournal());
   EXPECT_EQ(Summary().pending, 0u);
   ASSERT_TRUE(engine_.BeginTransaction(Now(), s).has_value());
   EXPECT_EQ(BeginOp(s, "inv-1").state, OperationState::kNew);
@@ -242,7 +244,7 @@ TEST_F(OutboxTest, SessionExpiryDiscardsStagedCompletionsAndMessages) {
   Complete(s, "inv-1", "{}");
   Enqueue("receipt-1", "{}", s);
   Advance(1000);
-  EXPECT_FALSE(engine_.HasJournal());
+  EXPECT_FALSE(TookDataJournal());
   const SessionId t = Begin("next");
   EXPECT_EQ(BeginOp(t, "inv-1").state, OperationState::kNew);
   EXPECT_FALSE(Enqueue("receipt-1", "{}").duplicate);
@@ -328,7 +330,7 @@ TEST_F(OutboxTest, EnqueueRefusals) {
   const std::string big((1 << 20) + 1, 'x');
   EXPECT_EQ(engine_.Enqueue(Now(), {"pay", "mail", "k", big}).error().code(),
             StatusCode::kBodyTooLarge);
-  EXPECT_FALSE(engine_.HasJournal());
+  EXPECT_FALSE(TookDataJournal());
 }
 
 // --- Claim and ack ---
@@ -401,7 +403,7 @@ TEST_F(OutboxTest, AckRules) {
   const AckOutcome retried = Ack(id, claimed[0].claim_token);
   EXPECT_TRUE(retried.acked);
   EXPECT_TRUE(retried.already);
-  EXPECT_FALSE(engine_.HasJournal());
+  EXPECT_FALSE(TookDataJournal());
   EXPECT_TRUE(Claim("c").empty()) << "acknowledged messages are done";
 }
 

@@ -23,8 +23,8 @@
 
 #include "engine/deadline_queue.h"
 #include "engine/deadlock_detector.h"
-#include "engine/fence_source.h"
 #include "engine/lock_table.h"
+#include "engine/reserved_ids.h"
 #include "leasehold/engine.h"
 
 namespace leasehold::engine {

@@ -11,7 +11,7 @@
 #include <unordered_map>
 
 #include "engine/deadline_queue.h"
-#include "engine/fence_source.h"
+#include "engine/reserved_ids.h"
 #include "engine/staged_writes.h"
 #include "leasehold/engine.h"
 

@@ -7,20 +7,27 @@
 #include <unordered_map>
 
 #include "engine/deadline_queue.h"
+#include "engine/reserved_ids.h"
 #include "engine/session.h"
 
 namespace leasehold::engine {
 
 class SessionTable {
  public:
-  // Ids start above `id_base`, so that ids from before a restart are not
-  // handed out again when the base is chosen to exceed them.
-  SessionTable(SessionId id_base, DeadlineQueue* deadlines)
-      : deadlines_(deadlines), last_id_(id_base) {}
+  // Ids start above `id_base` and above every restored reservation; their
+  // reservations are journaled to `journal`.
+  SessionTable(SessionId id_base, JournalBatch* journal,
+               DeadlineQueue* deadlines)
+      : deadlines_(deadlines), ids_(id_base, journal) {}
 
   Session* Find(SessionId id) const;
   // Opens a session expiring at now + ttl. Options must be validated.
   Session* Open(const SessionOptions& options, Time now);
+  // Brings back a session a previous run opened (the row must be
+  // validated, its id unused), expiring at now + ttl: a fresh ttl.
+  Session* Restore(const SessionRow& row, Time now);
+  // Ids continue above `reserved`.
+  void RestoreIds(SessionId reserved) { ids_.Restore(reserved); }
   // Moves expiry to now + ttl.
   void KeepAlive(Session* s, Time now);
   // Forgets `s`; it must hold and wait for nothing.
@@ -33,9 +40,12 @@ class SessionTable {
   }
 
  private:
+  // Keeps `s`, expiring at now + its ttl.
+  Session* Add(std::unique_ptr<Session> s, Time now);
+
   std::unordered_map<SessionId, std::unique_ptr<Session>> sessions_;
   DeadlineQueue* deadlines_;
-  SessionId last_id_;
+  SessionIdSource ids_;
 };
 
 }  // namespace leasehold::engine

@@ -22,7 +22,7 @@ Result<TransactionInfo> TransactionManager::Begin(Session* s, Time now) {
                      " open; commit or roll it back first");
   }
   Transaction& t = open_[s->id];
-  t.id = ++last_id_;
+  t.id = ids_.Next();
   t.started_at = now;
   s->transaction = &t;
   expired_.erase(s->id);
@@ -62,8 +62,21 @@ void TransactionManager::NoteExpired(const Session* s, Time at) {
                             Expired{t.id, at, t.deadline_ns, t.deadline_limit});
 }
 
+void TransactionManager::NoteLost(const Session* s, TransactionId id) {
+  lost_.insert_or_assign(s->id, id);
+  ids_.Restore(id);
+}
+
 Status TransactionManager::NoTransaction(const Session* s,
                                          std::string_view hint) const {
+  if (auto it = lost_.find(s->id); it != lost_.end()) {
+    return Status(StatusCode::kTransactionLost,
+                  "transaction " + std::to_string(it->second) + " of session " +
+                      std::to_string(s->id) +
+                      " was lost when the server restarted: its staged "
+                      "writes and locks are gone; begin a new transaction "
+                      "and do its work again");
+  }
   if (auto it = expired_.find(s->id); it != expired_.end()) {
     const Expired& x = it->second;
     return Status(StatusCode::kTransactionExpired,

@@ -1,9 +1,9 @@
 // TransactionManager: the open transactions (one per session at most),
 // their staged writes and the namespaces' longest open times
 // (NamespaceOptions::max_transaction), and the record of transactions
-// rolled back for staying open too long. Internal to the engine;
-// single-threaded. See engine.h, "Stale transactions" and "Staged record
-// writes", and docs/transactions.md.
+// rolled back for staying open too long or lost at a restart. Internal to the
+// engine; single-threaded. See engine.h, "Stale transactions" and "Staged
+// record writes", and docs/transactions.md.
 //
 // It keeps the state; the engine sequences what a transaction's end does
 // to other units (locks released, staged writes applied at commit).
@@ -18,6 +18,7 @@
 #include <unordered_map>
 
 #include "engine/deadline_queue.h"
+#include "engine/reserved_ids.h"
 #include "engine/session.h"
 #include "engine/staged_writes.h"
 #include "leasehold/engine.h"
@@ -38,9 +39,10 @@ struct Transaction {
 class TransactionManager {
  public:
   // Each bound transaction has a kTransactionLimit deadline (id: the
-  // session) in `deadlines`.
-  TransactionManager(StagingLimits limits, DeadlineQueue* deadlines)
-      : limits_(limits), deadlines_(deadlines) {}
+  // session) in `deadlines`. Id reservations are journaled to `journal`.
+  TransactionManager(StagingLimits limits, JournalBatch* journal,
+                     DeadlineQueue* deadlines)
+      : limits_(limits), deadlines_(deadlines), ids_(0, journal) {}
   TransactionManager(const TransactionManager&) = delete;
   TransactionManager& operator=(const TransactionManager&) = delete;
 
@@ -53,7 +55,19 @@ class TransactionManager {
   // Forgets the open transaction of `s`: its staged writes and deadline.
   void End(Session* s);
   // Forgets everything about `s` (it ends).
-  void ForgetSession(const Session* s) { expired_.erase(s->id); }
+  void ForgetSession(const Session* s) {
+    expired_.erase(s->id);
+    lost_.erase(s->id);
+  }
+
+  // Ids continue above `reserved`.
+  void RestoreIds(TransactionId reserved) { ids_.Restore(reserved); }
+  // Records that `s` had transaction `id` open when the server stopped: it
+  // is lost (a restart never brings back staged writes or its locks).
+  void NoteLost(const Session* s, TransactionId id);
+  bool IsLost(const Session* s) const { return lost_.contains(s->id); }
+  // The session was told its transaction was lost.
+  void ForgetLost(const Session* s) { lost_.erase(s->id); }
 
   // Binds the open transaction of `s` to the longest open time of `ns`, if
   // it has one (the earliest deadline wins). False when the transaction is
@@ -63,9 +77,9 @@ class TransactionManager {
   // staying open too long (the caller then ends it), for NoTransaction.
   void NoteExpired(const Session* s, Time at);
 
-  // Why `s` has no transaction to act in: kTransactionExpired just after
-  // one was rolled back for staying open too long, else kNoTransaction
-  // with `hint` appended.
+  // Why `s` has no transaction to act in: kTransactionLost while it is
+  // marked lost, kTransactionExpired just after one was rolled back for
+  // staying open too long, else kNoTransaction with `hint` appended.
   Status NoTransaction(const Session* s, std::string_view hint =
                                              "; begin one, or use owner "
                                              "Session") const;
@@ -110,7 +124,9 @@ class TransactionManager {
   // The last transaction of each session rolled back for staying open too
   // long, until the session begins another.
   std::unordered_map<SessionId, Expired> expired_;
-  TransactionId last_id_ = 0;
+  // The transaction each restored session had open, until it is told.
+  std::unordered_map<SessionId, TransactionId> lost_;
+  TransactionIdSource ids_;
   std::uint64_t expired_count_ = 0;
 };
 

@@ -27,8 +27,9 @@ class TransactionManagerTest : public ::testing::Test {
 
   Time now_ = Time{} + std::chrono::hours(1);
   DeadlineQueue deadlines_;
-  TransactionManager transactions_{{.max_writes = 2, .max_bytes = 100},
-                                   &deadlines_};
+  JournalBatch journal_;
+  TransactionManager transactions_{
+      {.max_writes = 2, .max_bytes = 100}, &journal_, &deadlines_};
   Session a_;
   Session b_;
 };

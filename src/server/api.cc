@@ -96,6 +96,7 @@ unsigned HttpStatusFor(StatusCode code) {
     case StatusCode::kWaitPending:
     case StatusCode::kTransactionAborted:
     case StatusCode::kTransactionExpired:
+    case StatusCode::kTransactionLost:
       return 409;
     case StatusCode::kBodyTooLarge:
     case StatusCode::kTransactionTooLarge:

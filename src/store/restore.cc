@@ -16,11 +16,16 @@ Result<std::unique_ptr<Engine>> RestoreEngine(Store& store,
   visit.message = [&](MessageRow&& row) {
     return engine->RestoreMessage(std::move(row));
   };
-  // Sessions, locks and the id reservations are restored with issue 15's
-  // engine side; until then their visitors stay empty.
+  // Restored sessions get a fresh ttl from `now`. Application locks are
+  // not restored yet (issue 15): their visitor stays empty.
+  visit.session = [&](SessionRow&& row) {
+    return engine->RestoreSession(now, std::move(row));
+  };
   auto reserved = store.Load(visit);
-  const Status st =
+  Status st =
       reserved ? engine->RestoreFences(reserved->fences) : reserved.error();
+  if (st.ok()) st = engine->RestoreSessionIds(reserved->session_ids);
+  if (st.ok()) st = engine->RestoreTransactionIds(reserved->transaction_ids);
   if (!st.ok()) {
     return std::unexpected(
         Status(StatusCode::kUnavailable,

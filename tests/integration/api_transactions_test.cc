@@ -187,8 +187,8 @@ TEST_F(TransactionsApiTest, ACommitWhoseLeaseWasLostAppliesNothing) {
 }
 
 // Acknowledged means durable: kill -9 right after the commit's answer keeps
-// every staged write; kill -9 before the commit keeps none (a restart ends
-// sessions, and with them their open transactions).
+// every staged write; kill -9 before the commit keeps none (a restart
+// keeps sessions but loses their open transactions).
 TEST_F(TransactionsApiTest,
        ACommittedTransactionSurvivesKill9AndAnOpenOneDoesNot) {
   {

@@ -4,6 +4,7 @@
 #define LEASEHOLD_TESTS_TESTING_ENGINE_HARNESS_H_
 
 #include <gtest/gtest.h>
+#include <algorithm>
 
 #include <chrono>
 #include <string>
@@ -108,6 +109,17 @@ class EngineHarness : public ::testing::Test {
       out.emplace_back(f.session, static_cast<int>(f.result));
     }
     return out;
+  }
+
+  // Takes the journal; whether it holds anything besides session rows and
+  // id reservations (which every session's life writes).
+  bool TookDataJournal() {
+    using Kind = JournalEntry::Kind;
+    return std::ranges::any_of(engine_.TakeJournal(), [](const auto& e) {
+      return e.kind != Kind::kPutSession && e.kind != Kind::kDeleteSession &&
+             e.kind != Kind::kReserveSessionIds &&
+             e.kind != Kind::kReserveTransactionIds;
+    });
   }
 
   ManualClock clock_;
