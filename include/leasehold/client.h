@@ -67,6 +67,13 @@ struct SessionInfo {
   std::optional<std::int64_t> transaction;  // open transaction id
 };
 
+struct KeepaliveAnswer {
+  std::string expires_at;  // RFC 3339
+  // The server restarted and this session's locks in namespaces that keep
+  // them in memory are gone (said once; docs/api.md, "Sessions").
+  bool locks_lost = false;
+};
+
 struct AcquireOptions {
   std::string mode = "Exclusive";  // Shared, Update, IntentShared, ...
   std::string owner = "Session";   // or "Transaction"
@@ -255,7 +262,7 @@ class Client {
 
   // Sessions and transactions.
   Result<SessionInfo> OpenSession(std::string_view name, Milliseconds ttl);
-  Result<std::string> Keepalive(std::string_view session);  // new expires_at
+  Result<KeepaliveAnswer> Keepalive(std::string_view session);
   Result<void> EndSession(std::string_view session);
   Result<std::vector<SessionInfo>> ListSessions(
       boost::json::value* answer = nullptr);
@@ -345,8 +352,12 @@ class Client {
 
   // A session kept alive in the background (keepalive every ttl/3).
   // `on_lost` is called once if a keepalive finds the session gone.
+  // `on_locks_lost` is called once if a keepalive says the server restarted
+  // and the session's locks in namespaces that keep them in memory are gone
+  // (its durable locks are still held).
   Result<Session> StartSession(std::string_view name, Milliseconds ttl,
-                               std::function<void(const Error&)> on_lost = {});
+                               std::function<void(const Error&)> on_lost = {},
+                               std::function<void()> on_locks_lost = {});
 
   // A checkout renewed in the background at a third of its TTL and checked
   // in when the guard is destroyed. Error "locked" (message names the

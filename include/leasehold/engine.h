@@ -241,6 +241,15 @@ struct NamespaceInfo {
   std::vector<std::string> topics;   // outbox topics, sorted
 };
 
+// What a keep-alive answers.
+struct KeepAliveOutcome {
+  Time expires_at;
+  // The session was restored after a restart having asked for locks in a
+  // namespace that keeps them in memory (NamespaceOptions::locks): they are
+  // gone. Said once; the session may take such locks again.
+  bool locks_lost = false;
+};
+
 struct EngineStats {
   std::size_t sessions = 0;
   std::size_t open_transactions = 0;
@@ -254,6 +263,12 @@ struct EngineStats {
   std::size_t keys = 0;  // keys with a record or a lease
   std::size_t active_checkouts = 0;
   Fence last_fence = 0;
+  // Brought back from the store at start-up.
+  std::size_t restored_sessions = 0;
+  std::size_t restored_locks = 0;
+  // Restored sessions not yet told that their memory locks are gone; while
+  // any, memory namespaces grant nothing (NamespaceOptions::locks).
+  std::size_t sessions_owed_lock_news = 0;
 };
 
 enum class EventType : std::uint8_t {
@@ -347,8 +362,10 @@ class Engine {
   // Fails with kBadRequest for ttl <= 0, a priority outside -10..10 or a name
   // longer than 255 characters.
   Result<SessionInfo> OpenSession(Time now, const SessionOptions& options);
-  // Moves expiry to now + ttl. Returns the new expiry. kSessionNotFound.
-  Result<Time> KeepAlive(Time now, SessionId session);
+  // Moves expiry to now + ttl. Returns the new expiry, and whether the
+  // session's memory locks were lost at a restart (see KeepAliveOutcome).
+  // kSessionNotFound.
+  Result<KeepAliveOutcome> KeepAlive(Time now, SessionId session);
   // Ends the session as if it expired: cancels its wait (-2), rolls back its
   // transaction, releases all its locks. kSessionNotFound.
   Status EndSession(Time now, SessionId session);
@@ -556,11 +573,22 @@ class Engine {
   //
   // Journaled: a session's row when it opens, its priority changes, and
   // its transaction begins or ends (with the commit's writes, in the same
-  // batch); its deletion when it ends or expires; keep-alives are not.
+  // batch); its deletion when it ends or expires; keep-alives are not. A
+  // lock row whenever a grant changes (grant, conversion, count, release),
+  // in the step that changes it, so a grant is answered once it is durable;
+  // not in namespaces that keep locks in memory (NamespaceOptions::locks),
+  // where the session's row records that it asked for such a lock.
   Status RestoreKey(Time now, KeyRow&& row);
   Status RestoreOperation(OperationRow&& row);
   Status RestoreMessage(MessageRow&& row);
   Status RestoreSession(Time now, SessionRow&& row);
+  // Brings back a grant of a restored session: its mode, count, fence and
+  // since. A Transaction-owned row needs the session's lost transaction; it
+  // is held until the session is told (kTransactionLost) or ends.
+  // kBadRequest for a row of no restored session, a bad name, mode, owner or
+  // count, a grant restored twice, or one that conflicts with another
+  // session's. Waiters are never restored.
+  Status RestoreLock(LockRow&& row);
   Status RestoreFences(Fence reserved);
   Status RestoreSessionIds(SessionId reserved);
   Status RestoreTransactionIds(TransactionId reserved);

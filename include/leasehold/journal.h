@@ -73,8 +73,13 @@ struct SessionRow {
   std::chrono::milliseconds ttl{0};
   int deadlock_priority = 0;
   Time opened_at;
-  TransactionId transaction = 0;               // 0: none open
+  // The open transaction, or the one lost at a restart that the session has
+  // not been told about yet (its Transaction-owned lock rows are kept).
+  TransactionId transaction = 0;               // 0: none
   std::optional<Time> transaction_started_at;  // set when transaction != 0
+  // It asked for a lock in a namespace that keeps its locks in memory: after
+  // a restart it must be told they are gone (docs/storage.md).
+  bool memory_locks = false;
 
   friend bool operator==(const SessionRow&, const SessionRow&) = default;
 };

@@ -133,6 +133,16 @@ struct AppliedWrite {
 // The default of NamespaceOptions::outbox_max_attempts.
 inline constexpr std::uint32_t kDefaultOutboxMaxAttempts = 10;
 
+// Where a namespace keeps its application locks.
+enum class LockDurability : std::uint8_t {
+  kDurable,  // journaled: a restart keeps every lock a live session holds
+  // Memory only: faster (no disk write per grant); after a restart the
+  // namespace grants nothing until every restored session that asked for
+  // such a lock has been told they are gone (its keep-alive answers
+  // locks_lost) or has ended.
+  kMemory,
+};
+
 struct NamespaceOptions {
   bool require_token = false;
   // An outbox message claimed this many times whose last claim ran out
@@ -143,6 +153,7 @@ struct NamespaceOptions {
   // staged message there); past it the transaction is rolled back. 0: no
   // limit.
   std::chrono::milliseconds max_transaction{0};
+  LockDurability locks = LockDurability::kDurable;
 };
 
 }  // namespace leasehold

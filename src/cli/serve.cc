@@ -170,7 +170,8 @@ Status ReadConfig(const std::string& path, Config& c, std::string& listen,
                          "config: namespaces." + std::string(ns) +
                              " must be {\"require_token\": true|false, "
                              "\"outbox_max_attempts\": n >= 1, "
-                             "\"max_transaction_ms\": n >= 0}");
+                             "\"max_transaction_ms\": n >= 0, "
+                             "\"locks\": \"durable\"|\"memory\"}");
         if (!opts.is_object()) return bad;
         for (const auto& [name, option] : opts.as_object()) {
           if (name == "require_token" && option.is_bool()) {
@@ -183,6 +184,11 @@ Status ReadConfig(const std::string& path, Config& c, std::string& listen,
                      option.as_int64() >= 0 &&
                      option.as_int64() <= kLongestTransactionLimitMs) {
             o.max_transaction = std::chrono::milliseconds(option.as_int64());
+          } else if (name == "locks" && option.is_string() &&
+                     (option.as_string() == "durable" ||
+                      option.as_string() == "memory")) {
+            o.locks = option.as_string() == "memory" ? LockDurability::kMemory
+                                                     : LockDurability::kDurable;
           } else {
             return bad;
           }
@@ -245,9 +251,6 @@ int RunServe(const ServeFlags& flags) {
   RealClock clock;
   asio::io_context io;
   EngineOptions engine_options;
-  // Session ids above every id a previous run could have handed out.
-  engine_options.session_id_base =
-      static_cast<SessionId>(clock.Now().time_since_epoch().count());
   engine_options.max_body_bytes = c.max_body_bytes;
   auto service =
       EngineService::Open(io, std::move(*store), engine_options, clock);
@@ -267,16 +270,13 @@ int RunServe(const ServeFlags& flags) {
   server::Api api(**service, c.api, &metrics);
   api.SetHistory(&history);
   server::HttpServer http(io, api, **service, c.http, &hub);
-  auto port = http.Start();
-  if (!port) {
-    std::cerr << "leasehold serve: " << port.error().message() << "\n";
-    return 1;
-  }
 
   auto work = asio::make_work_guard(io);
   std::vector<std::thread> threads;
   for (int i = 0; i < c.io_threads; ++i)
     threads.emplace_back([&io] { io.run(); });
+  // Before the first request: a namespace's options (e.g. memory locks)
+  // apply from its first lock on.
   for (const auto& [ns, options] : c.namespaces) {
     std::promise<void> done;
     (*service)->Execute<int>(
@@ -286,6 +286,14 @@ int RunServe(const ServeFlags& flags) {
         },
         [&done](Result<int>) { done.set_value(); });
     done.get_future().wait();
+  }
+  auto port = http.Start();
+  if (!port) {
+    std::cerr << "leasehold serve: " << port.error().message() << "\n";
+    work.reset();
+    io.stop();
+    for (auto& t : threads) t.join();
+    return 1;
   }
 
   std::promise<int> stop;

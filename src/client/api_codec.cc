@@ -367,9 +367,12 @@ Result<std::vector<SessionInfo>> ParseSessions(const json::value& answer) {
       [](const json::value& v) { return ParseSession(v, "GET /v1/sessions"); });
 }
 
-Result<std::string> ParseKeepaliveAnswer(const json::value& answer) {
-  return OneField<std::string>(answer, "keepalive", [](AnswerReader& r) {
-    return r.String("expires_at");
+Result<KeepaliveAnswer> ParseKeepaliveAnswer(const json::value& answer) {
+  return OneField<KeepaliveAnswer>(answer, "keepalive", [](AnswerReader& r) {
+    KeepaliveAnswer out;
+    out.expires_at = r.String("expires_at");
+    out.locks_lost = r.BoolOr("locks_lost", false);
+    return out;
   });
 }
 

@@ -114,7 +114,7 @@ Result<SessionInfo> ParseSession(const boost::json::value& answer,
 Result<std::vector<SessionInfo>> ParseSessions(
     const boost::json::value& answer);
 // keepalive: the session's new expires_at.
-Result<std::string> ParseKeepaliveAnswer(const boost::json::value& answer);
+Result<KeepaliveAnswer> ParseKeepaliveAnswer(const boost::json::value& answer);
 // cancel: whether a wait was ended.
 Result<bool> ParseCancelAnswer(const boost::json::value& answer);
 // POST .../transaction: the new transaction's id.

@@ -58,7 +58,7 @@ Result<SessionInfo> Client::OpenSession(std::string_view name,
       });
 }
 
-Result<std::string> Client::Keepalive(std::string_view session) {
+Result<KeepaliveAnswer> Client::Keepalive(std::string_view session) {
   return Parsed(
       impl_->Call("POST", SessionPath(session, "keepalive"), nullptr, {},
                   impl_->options().io_timeout, Retry::kIdempotent),

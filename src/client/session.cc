@@ -6,12 +6,14 @@
 namespace leasehold::client {
 
 Session::Impl::Impl(Client c, SessionInfo info,
-                    std::function<void(const Error&)> on_lost)
+                    std::function<void(const Error&)> on_lost,
+                    std::function<void()> on_locks_lost)
     : client(std::move(c)),
       id(std::move(info.id)),
       name(std::move(info.name)),
       ttl(info.ttl),
-      on_lost_(std::move(on_lost)) {}
+      on_lost_(std::move(on_lost)),
+      on_locks_lost_(std::move(on_locks_lost)) {}
 
 Session::Impl::~Impl() {
   if (ticker_) ticker_->Stop();
@@ -26,6 +28,7 @@ void Session::Impl::StartKeepalive() {
 
 bool Session::Impl::KeepaliveTick() {
   auto r = client.Keepalive(id);
+  if (r && r->locks_lost && on_locks_lost_) on_locks_lost_();
   if (r || r.error().code != "session_not_found") {
     return true;  // alive, or a transient failure: try again next period
   }
@@ -47,13 +50,13 @@ Result<void> Session::Impl::End() {
   return client.EndSession(id);
 }
 
-Result<Session> Client::StartSession(
-    std::string_view name, Milliseconds ttl,
-    std::function<void(const Error&)> on_lost) {
+Result<Session> Client::StartSession(std::string_view name, Milliseconds ttl,
+                                     std::function<void(const Error&)> on_lost,
+                                     std::function<void()> on_locks_lost) {
   auto info = OpenSession(name, ttl);
   if (!info) return std::unexpected(info.error());
-  auto impl = std::make_shared<Session::Impl>(*this, std::move(*info),
-                                              std::move(on_lost));
+  auto impl = std::make_shared<Session::Impl>(
+      *this, std::move(*info), std::move(on_lost), std::move(on_locks_lost));
   impl->StartKeepalive();
   return Session(std::move(impl));
 }

@@ -16,7 +16,8 @@ namespace leasehold::client {
 class Session::Impl {
  public:
   Impl(Client client, SessionInfo info,
-       std::function<void(const Error&)> on_lost);
+       std::function<void(const Error&)> on_lost,
+       std::function<void()> on_locks_lost);
   ~Impl();  // stops the keepalives; ending is Session's job
 
   void StartKeepalive();
@@ -35,6 +36,7 @@ class Session::Impl {
   bool KeepaliveTick();
 
   std::function<void(const Error&)> on_lost_;
+  std::function<void()> on_locks_lost_;
   std::atomic<bool> lost_{false};
   std::atomic<bool> ended_{false};
   std::unique_ptr<detail::Ticker> ticker_;

@@ -138,7 +138,7 @@ struct Engine::Units {
         sessions(options.session_id_base, &journal, &deadlines),
         transactions({options.max_staged_writes, options.max_staged_bytes},
                      &journal, &deadlines),
-        locks(&fences, &deadlines, options.events) {}
+        locks(&fences, &deadlines, &journal, options.events) {}
 
   // Applies everything due at or before `now`; returns the effective now.
   Time Advance(Time now) {
@@ -171,11 +171,16 @@ struct Engine::Units {
   // --- Sessions and transactions --------------------------------------------
 
   void EndSession(Session* s, Time now, EventType how) {
+    // The session's kDeleteSession removes its lock rows.
+    constexpr auto kRows = LockManager::RowDeletes::kBySessionDelete;
     locks.Cancel(now, s);
     if (s->transaction != nullptr) {
-      FinishTransaction(s, now, EventType::kTransactionRolledBack);
+      FinishTransaction(s, now, EventType::kTransactionRolledBack, kRows);
     }
-    locks.ReleaseAll(now, s, LockOwner::kSession);
+    // A transaction lost at a restart may still hold locks.
+    locks.ReleaseAll(now, s, LockOwner::kTransaction, kRows);
+    locks.ReleaseAll(now, s, LockOwner::kSession, kRows);
+    locks.EndQuietFor(now, s);
     Emit(SessionEvent(how, now, s));
     JournalEntry e;
     e.kind = JournalEntry::Kind::kDeleteSession;
@@ -199,7 +204,12 @@ struct Engine::Units {
     if (s->transaction != nullptr) {
       row.transaction = s->transaction->id;
       row.transaction_started_at = s->transaction->started_at;
+    } else if (const auto* lost = transactions.LostOf(s)) {
+      // Kept until the session is told, across further restarts too.
+      row.transaction = lost->first;
+      row.transaction_started_at = lost->second;
     }
+    row.memory_locks = s->memory_locks || s->memory_locks_lost;
     journal.push_back(std::move(e));
   }
 
@@ -211,20 +221,25 @@ struct Engine::Units {
 
   // TransactionManager::NoTransaction, for a call that needs the
   // transaction: a session told that its transaction was lost at a restart
-  // is told once, and the mark goes.
-  Status MissingTransaction(Session* s, std::string_view hint =
-                                            "; begin one, or use owner "
-                                            "Session") {
+  // is told once; the mark goes and only then the lost transaction's locks
+  // are released.
+  Status MissingTransaction(Session* s, Time now,
+                            std::string_view hint =
+                                "; begin one, or use "
+                                "owner Session") {
     Status st = transactions.NoTransaction(s, hint);
     if (st.code() == StatusCode::kTransactionLost) {
       transactions.ForgetLost(s);
+      locks.ReleaseAll(now, s, LockOwner::kTransaction);
       JournalSession(s);
     }
     return st;
   }
 
-  void FinishTransaction(Session* s, Time now, EventType how) {
-    locks.EndTransaction(now, s);
+  void FinishTransaction(
+      Session* s, Time now, EventType how,
+      LockManager::RowDeletes rows = LockManager::RowDeletes::kEach) {
+    locks.EndTransaction(now, s, rows);
     const engine::Transaction& t = *s->transaction;
     Event e = SessionEvent(how, now, s);
     e.transaction = t.id;
@@ -257,21 +272,30 @@ struct Engine::Units {
   Status MayRequest(Session* s, std::string_view ns, LockOwner owner,
                     Time now) {
     if (owner == LockOwner::kTransaction && s->transaction == nullptr) {
-      return MissingTransaction(s);
+      return MissingTransaction(s, now);
     }
     if (s->waiting != nullptr) return LockManager::WaitPending(s);
-    if (owner == LockOwner::kTransaction) return BindTransaction(s, ns, now);
+    if (owner == LockOwner::kTransaction) {
+      if (Status st = BindTransaction(s, ns, now); !st.ok()) return st;
+    }
+    if (!s->memory_locks && locks.IsMemoryNamespace(ns)) {
+      // Before any such lock, so that a restart knows whom to tell.
+      s->memory_locks = true;
+      JournalSession(s);
+    }
     return Status::Ok();
   }
 
   // The session `id` with an open transaction, for staging a `what`.
-  Result<Session*> StagingSession(SessionId id, std::string_view what) {
+  Result<Session*> StagingSession(SessionId id, std::string_view what,
+                                  Time now) {
     Session* s = sessions.Find(id);
     if (s == nullptr) return std::unexpected(SessionNotFound(id));
     if (s->transaction == nullptr) {
       return std::unexpected(MissingTransaction(
-          s, " to stage the " + std::string(what) +
-                 " in; begin one, or leave out \"session\" to write at once"));
+          s, now,
+          " to stage the " + std::string(what) +
+              " in; begin one, or leave out \"session\" to write at once"));
     }
     return s;
   }
@@ -280,7 +304,7 @@ struct Engine::Units {
                                         StagedRecordWrite w) {
     now = Advance(now);
     const SettleCallsOnReturn settle(this);
-    auto s = StagingSession(id, StagedWriteKindName(w.kind));
+    auto s = StagingSession(id, StagedWriteKindName(w.kind), now);
     if (!s) return std::unexpected(s.error());
     if (Status st = BindTransaction(*s, w.ns, now); !st.ok()) {
       return std::unexpected(st);
@@ -505,6 +529,8 @@ struct Engine::Units {
   // Acquire-all calls with a waiting lock, by the call's wait id.
   std::unordered_map<WaitId, AcquireAllCall> calls;
   bool started = false;  // a command has run: Restore is too late
+  std::size_t restored_sessions = 0;
+  std::size_t restored_locks = 0;
   Time last_now{};
 };
 
@@ -532,13 +558,21 @@ Result<SessionInfo> Engine::OpenSession(Time now,
   return u.Info(s);
 }
 
-Result<Time> Engine::KeepAlive(Time now, SessionId id) {
+Result<KeepAliveOutcome> Engine::KeepAlive(Time now, SessionId id) {
   Units& u = *units_;
   now = u.Advance(now);
+  const Units::SettleCallsOnReturn settle(&u);
   Session* s = u.sessions.Find(id);
   if (s == nullptr) return std::unexpected(SessionNotFound(id));
   u.sessions.KeepAlive(s, now);
-  return s->expires_at;
+  KeepAliveOutcome out;
+  out.expires_at = s->expires_at;
+  if (u.locks.EndQuietFor(now, s)) {
+    // Told once: its row now marks only what it asked for since the restart.
+    out.locks_lost = true;
+    u.JournalSession(s);
+  }
+  return out;
 }
 
 Status Engine::EndSession(Time now, SessionId id) {
@@ -589,9 +623,12 @@ std::vector<SessionInfo> Engine::ListSessions(Time now) {
 Result<TransactionInfo> Engine::BeginTransaction(Time now, SessionId id) {
   Units& u = *units_;
   now = u.Advance(now);
+  const Units::SettleCallsOnReturn settle(&u);
   Session* s = u.sessions.Find(id);
   if (s == nullptr) return std::unexpected(SessionNotFound(id));
-  if (u.transactions.IsLost(s)) return std::unexpected(u.MissingTransaction(s));
+  if (u.transactions.IsLost(s)) {
+    return std::unexpected(u.MissingTransaction(s, now));
+  }
   auto begun = u.transactions.Begin(s, now);
   if (!begun) return begun;
   u.JournalSession(s);
@@ -608,7 +645,7 @@ Result<CommitOutcome> Engine::CommitTransaction(Time now, SessionId id) {
   Session* s = u.sessions.Find(id);
   if (s == nullptr) return std::unexpected(SessionNotFound(id));
   if (s->transaction == nullptr) {
-    return std::unexpected(u.MissingTransaction(s));
+    return std::unexpected(u.MissingTransaction(s, now));
   }
   if (Status st = u.CheckStaged(*s->transaction, now); !st.ok()) {
     u.EndTransaction(s, now, EventType::kTransactionRolledBack);
@@ -632,7 +669,7 @@ Status Engine::Rollback(Time now, SessionId id) {
   const Units::SettleCallsOnReturn settle(&u);
   Session* s = u.sessions.Find(id);
   if (s == nullptr) return SessionNotFound(id);
-  if (s->transaction == nullptr) return u.MissingTransaction(s);
+  if (s->transaction == nullptr) return u.MissingTransaction(s, now);
   u.EndTransaction(s, now, EventType::kTransactionRolledBack);
   return Status::Ok();
 }
@@ -729,7 +766,7 @@ Status Engine::Release(Time now, const ReleaseRequest& req) {
   if (s == nullptr) return SessionNotFound(req.session);
   if (Status st = ValidateKey(req.key); !st.ok()) return st;
   if (req.owner == LockOwner::kTransaction && s->transaction == nullptr) {
-    return u.transactions.NoTransaction(s);
+    return u.MissingTransaction(s, now);
   }
   return u.locks.Release(now, s, req.key, req.owner);
 }
@@ -799,6 +836,7 @@ std::vector<NamespaceInfo> Engine::ListNamespaces(Time now) {
 
 void Engine::SetNamespaceOptions(std::string_view ns, NamespaceOptions o) {
   units_->records.SetNamespaceOptions(ns, o);
+  units_->locks.SetMemoryNamespace(ns, o.locks == LockDurability::kMemory);
   units_->outbox.SetMaxAttempts(ns, o.outbox_max_attempts);
   units_->transactions.SetLimit(ns, o.max_transaction);
 }
@@ -895,8 +933,8 @@ Result<OperationStatus> Engine::BeginOperation(Time now, SessionId id,
   Session* s = u.sessions.Find(id);
   if (s == nullptr) return std::unexpected(SessionNotFound(id));
   if (s->transaction == nullptr) {
-    return std::unexpected(
-        u.MissingTransaction(s, "; begin one, then begin the operation in it"));
+    return std::unexpected(u.MissingTransaction(
+        s, now, "; begin one, then begin the operation in it"));
   }
   if (Status st = u.BindTransaction(s, key.ns, now); !st.ok()) {
     return std::unexpected(st);
@@ -910,7 +948,7 @@ Result<StageOutcome> Engine::CompleteOperation(Time now, SessionId id,
   Units& u = *units_;
   now = u.Advance(now);
   const Units::SettleCallsOnReturn settle(&u);
-  auto s = u.StagingSession(id, "operation's completion");
+  auto s = u.StagingSession(id, "operation's completion", now);
   if (!s) return std::unexpected(s.error());
   if (Status st = u.BindTransaction(*s, key.ns, now); !st.ok()) {
     return std::unexpected(st);
@@ -940,7 +978,7 @@ Result<EnqueueOutcome> Engine::Enqueue(Time now, const EnqueueRequest& r) {
   const Units::SettleCallsOnReturn settle(&u);
   Session* s = nullptr;
   if (r.session) {
-    auto found = u.StagingSession(*r.session, "enqueue");
+    auto found = u.StagingSession(*r.session, "enqueue", now);
     if (!found) return std::unexpected(found.error());
     s = *found;
     if (Status st = u.BindTransaction(s, r.ns, now); !st.ok()) {
@@ -1040,7 +1078,39 @@ Status Engine::RestoreSession(Time now, SessionRow&& row) {
     return st;
   }
   Session* s = u.sessions.Restore(row, now);
-  if (row.transaction != 0) u.transactions.NoteLost(s, row.transaction);
+  if (row.transaction != 0) {
+    u.transactions.NoteLost(s, row.transaction,
+                            row.transaction_started_at.value_or(row.opened_at));
+  }
+  if (row.memory_locks) u.locks.QuietFor(s);
+  ++u.restored_sessions;
+  return Status::Ok();
+}
+
+Status Engine::RestoreLock(LockRow&& row) {
+  Units& u = *units_;
+  if (u.started) return RestoreTooLate();
+  Session* s = u.sessions.Find(row.session);
+  if (s == nullptr) {
+    return Status(StatusCode::kBadRequest,
+                  "a lock row of session " + std::to_string(row.session) +
+                      " cannot be restored: the session is not restored");
+  }
+  const LockKey key{row.ns, row.principal, row.resource};
+  if (Status st = ValidateKey(key); !st.ok()) {
+    return Status(StatusCode::kBadRequest,
+                  "a lock row of session " + std::to_string(row.session) +
+                      " cannot be restored: " + st.message());
+  }
+  if (row.owner == LockOwner::kTransaction && !u.transactions.IsLost(s)) {
+    return Status(StatusCode::kBadRequest,
+                  "a Transaction-owned lock row of session " +
+                      std::to_string(row.session) +
+                      " cannot be restored: its row has no transaction");
+  }
+  if (Status st = u.locks.Restore(s, key, row); !st.ok()) return st;
+  u.fences.Restore(row.fence);
+  ++u.restored_locks;
   return Status::Ok();
 }
 
@@ -1068,6 +1138,9 @@ Status Engine::Restore(Time now, const DurableState& state) {
   }
   for (const SessionRow& row : state.sessions) {
     if (Status st = RestoreSession(now, SessionRow(row)); !st.ok()) return st;
+  }
+  for (const LockRow& row : state.locks) {
+    if (Status st = RestoreLock(LockRow(row)); !st.ok()) return st;
   }
   if (Status st = RestoreSessionIds(state.session_ids_reserved); !st.ok()) {
     return st;
@@ -1114,6 +1187,9 @@ EngineStats Engine::Stats() const {
   st.last_fence = u.fences.last();
   st.keys = u.records.key_count();
   st.active_checkouts = u.records.active_leases();
+  st.restored_sessions = u.restored_sessions;
+  st.restored_locks = u.restored_locks;
+  st.sessions_owed_lock_news = u.locks.sessions_owed_news();
   return st;
 }
 

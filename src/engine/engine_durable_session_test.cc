@@ -2,9 +2,8 @@
 // and what a new engine restored from that journal gives back.
 #include <gtest/gtest.h>
 
-#include <map>
-
 #include "tests/testing/engine_harness.h"
+#include "tests/testing/journal_fold.h"
 
 namespace leasehold::testing {
 namespace {
@@ -17,45 +16,12 @@ constexpr auto kTxn = LockOwner::kTransaction;
 
 class DurableSessionTest : public EngineHarness {
  protected:
-  // Folds the journal so far into what a store would hold: session rows and
-  // the id reservations (the other kinds are other tests' business).
-  void Absorb(Engine& engine) {
-    for (JournalEntry& e : engine.TakeJournal()) {
-      switch (e.kind) {
-        case Kind::kPutSession:
-          sessions_[e.session.id] = e.session;
-          break;
-        case Kind::kDeleteSession:
-          sessions_.erase(e.session.id);
-          break;
-        case Kind::kReserveSessionIds:
-          state_.session_ids_reserved =
-              std::max(state_.session_ids_reserved, e.session_ids_reserved);
-          break;
-        case Kind::kReserveTransactionIds:
-          state_.transaction_ids_reserved = std::max(
-              state_.transaction_ids_reserved, e.transaction_ids_reserved);
-          break;
-        default:
-          break;
-      }
-    }
-  }
-
-  DurableState Stored(Engine& engine) {
-    Absorb(engine);
-    DurableState state = state_;
-    for (const auto& [id, row] : sessions_) state.sessions.push_back(row);
-    return state;
-  }
-
+  void Absorb(Engine& engine) { fold_.Absorb(engine); }
   // A new engine restored, at Now(), from what `engine` journaled.
   std::unique_ptr<Engine> Restart(Engine& engine) {
-    auto restored = std::make_unique<Engine>();
-    const Status st = restored->Restore(Now(), Stored(engine));
-    EXPECT_TRUE(st.ok()) << st.ToString();
-    return restored;
+    return fold_.Restart(engine, Now());
   }
+  const SessionRow& StoredRow(SessionId id) { return fold_.sessions().at(id); }
 
   SessionId OpenOn(Engine& engine, const std::string& name) {
     auto s = engine.OpenSession(Now(), {name, milliseconds(60'000), 0, ""});
@@ -63,8 +29,7 @@ class DurableSessionTest : public EngineHarness {
     return s ? s->id : 0;
   }
 
-  std::map<SessionId, SessionRow> sessions_;
-  DurableState state_;
+  JournalFold fold_;
 };
 
 TEST_F(DurableSessionTest, SessionsSurviveWithTheirOptionsAndAFreshTtl) {
@@ -137,9 +102,9 @@ TEST_F(DurableSessionTest, ACommitJournalsTheSessionInItsBatch) {
   ASSERT_TRUE(engine_.BeginTransaction(Now(), a).has_value());
   const Time began = Now();
   Absorb(engine_);
-  ASSERT_TRUE(sessions_.contains(a));
-  EXPECT_NE(sessions_[a].transaction, 0u);
-  EXPECT_EQ(sessions_[a].transaction_started_at, began);
+  ASSERT_TRUE(fold_.sessions().contains(a));
+  EXPECT_NE(StoredRow(a).transaction, 0u);
+  EXPECT_EQ(StoredRow(a).transaction_started_at, began);
 
   ASSERT_TRUE(engine_.StageInsert(Now(), a, {"app", "k"}, "v").has_value());
   ASSERT_TRUE(engine_.Commit(Now(), a).ok());
@@ -164,10 +129,10 @@ TEST_F(DurableSessionTest, AnExpiredTransactionIsJournaledAsEnded) {
   ASSERT_TRUE(engine_.BeginTransaction(Now(), a).has_value());
   ASSERT_EQ(Code(a, "r", X, kTxn), 0);
   Absorb(engine_);
-  ASSERT_NE(sessions_[a].transaction, 0u);
+  ASSERT_NE(StoredRow(a).transaction, 0u);
   Advance(100);
   Absorb(engine_);
-  EXPECT_EQ(sessions_[a].transaction, 0u);
+  EXPECT_EQ(StoredRow(a).transaction, 0u);
 }
 
 TEST_F(DurableSessionTest, AnOpenTransactionIsLostAndToldOnce) {
@@ -235,8 +200,7 @@ TEST_F(DurableSessionTest, EveryCallThatNeedsTheTransactionTellsTheLoss) {
     Engine before;
     const SessionId a = OpenOn(before, "a");
     ASSERT_TRUE(before.BeginTransaction(Now(), a).has_value());
-    sessions_.clear();
-    state_ = {};
+    fold_.Clear();
     auto restored = Restart(before);
     EXPECT_EQ(calls[i](*restored, a), StatusCode::kTransactionLost);
     auto begun = restored->BeginTransaction(Now(), a);

@@ -158,7 +158,7 @@ TEST_F(SessionTest, TimeNeverGoesBack) {
   auto info = engine_.GetSession(Now() - milliseconds(500), a);
   ASSERT_TRUE(info.has_value());
   auto kept = engine_.KeepAlive(Now() - milliseconds(900), a);
-  EXPECT_EQ(*kept, Now() + milliseconds(1000));
+  EXPECT_EQ(kept->expires_at, Now() + milliseconds(1000));
 }
 
 TEST_F(SessionTest, ListSessionsShowsLocksAndTransaction) {

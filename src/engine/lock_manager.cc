@@ -9,8 +9,11 @@
 namespace leasehold::engine {
 
 LockManager::LockManager(FenceSource* fences, DeadlineQueue* deadlines,
-                         EventSink* events)
-    : fences_(fences), deadlines_(deadlines), events_(events) {}
+                         JournalBatch* journal, EventSink* events)
+    : fences_(fences),
+      deadlines_(deadlines),
+      journal_(journal),
+      events_(events) {}
 
 // --- Requests
 // -----------------------------------------------------------------
@@ -19,6 +22,7 @@ AcquireOutcome LockManager::Acquire(Time now, Session* s, const LockKey& key,
                                     LockMode mode, LockOwner owner,
                                     WaitTerms& terms) {
   Resource* r = table_.FindOrCreate(key);
+  if (r->idle()) r->memory = IsMemoryNamespace(key.ns);  // new
   const Decision d = Decide(r, s, owner, mode);
   AcquireOutcome out;
   if (d.grantable) {
@@ -57,6 +61,11 @@ Status LockManager::WaitPending(const Session* s) {
 LockManager::Decision LockManager::Decide(Resource* r, Session* s,
                                           LockOwner owner, LockMode mode) {
   Decision d;
+  if (Quiet(r)) {  // nobody holds it: it waits behind the quiet period
+    d.target = mode;
+    d.conversion = false;
+    return d;
+  }
   const Grant* own = table_.FindGrant(r, s, owner);
   d.target = own != nullptr ? Combine(own->mode, mode) : mode;
   if (own != nullptr && d.target == own->mode) {
@@ -87,6 +96,7 @@ Grant* LockManager::GrantTo(Resource* r, Session* s, LockOwner owner,
     ++g->count;
     g->fence = fences_->Next();
   }
+  if (!r->memory) JournalGrant(g, JournalEntry::Kind::kPutLock);
   if (events_ != nullptr) {
     Event e = LockEvent(EventType::kLockGranted, now, s, r, owner);
     e.mode = g->mode;
@@ -174,6 +184,10 @@ void LockManager::ReleaseIfHeld(Time now, Session* s, const LockKey& key,
 void LockManager::DropReference(Grant* g, Time now) {
   Resource* r = g->resource;
   --g->count;
+  if (!r->memory) {
+    JournalGrant(g, g->count > 0 ? JournalEntry::Kind::kPutLock
+                                 : JournalEntry::Kind::kDeleteLock);
+  }
   if (events_ != nullptr) {
     Event e = LockEvent(EventType::kLockReleased, now, g->session, r, g->owner);
     e.mode = g->mode;
@@ -187,11 +201,15 @@ void LockManager::DropReference(Grant* g, Time now) {
   table_.EraseIfIdle(r);
 }
 
-void LockManager::ReleaseAll(Time now, Session* s, LockOwner owner) {
+void LockManager::ReleaseAll(Time now, Session* s, LockOwner owner,
+                             RowDeletes deletes) {
   std::vector<Resource*> touched;
   touched.reserve(s->grant_count[OwnerIndex(owner)]);
   while (Grant* g = s->grants[OwnerIndex(owner)]) {
     Resource* r = g->resource;
+    if (!r->memory && deletes == RowDeletes::kEach) {
+      JournalGrant(g, JournalEntry::Kind::kDeleteLock);
+    }
     Event e = LockEvent(EventType::kLockReleased, now, s, r, owner);
     e.mode = g->mode;
     e.fence = g->fence;
@@ -205,7 +223,7 @@ void LockManager::ReleaseAll(Time now, Session* s, LockOwner owner) {
   }
 }
 
-void LockManager::EndTransaction(Time now, Session* s) {
+void LockManager::EndTransaction(Time now, Session* s, RowDeletes deletes) {
   // A parked request that the transaction's end would leave meaningless
   // (Transaction-owned, or converting a lock the transaction holds) ends.
   if (Waiter* w = s->waiting) {
@@ -214,7 +232,87 @@ void LockManager::EndTransaction(Time now, Session* s) {
       AbortWait(w, AcquireResult::kCancelled, now, nullptr);
     }
   }
-  ReleaseAll(now, s, LockOwner::kTransaction);
+  ReleaseAll(now, s, LockOwner::kTransaction, deletes);
+}
+
+// --- Durability
+// ---------------------------------------------------------------
+
+void LockManager::SetMemoryNamespace(std::string_view ns, bool memory) {
+  if (memory) {
+    memory_namespaces_.emplace(ns);
+  } else if (auto it = memory_namespaces_.find(ns);
+             it != memory_namespaces_.end()) {
+    memory_namespaces_.erase(it);
+  }
+}
+
+Status LockManager::Restore(Session* s, const LockKey& key,
+                            const LockRow& row) {
+  const auto refuse = [&](std::string_view why) {
+    return Status(StatusCode::kBadRequest,
+                  "the lock row of session " + std::to_string(s->id) +
+                      " on \"" + std::string(key.resource) +
+                      "\" cannot be restored: " + std::string(why));
+  };
+  const auto mode = static_cast<int>(row.mode);
+  if (mode <= 0 || mode >= kLockModeCount) {
+    return refuse("its mode is not a lock mode");
+  }
+  if (row.count == 0) return refuse("its count is 0");
+  if (row.owner != LockOwner::kSession &&
+      row.owner != LockOwner::kTransaction) {
+    return refuse("its owner is neither Session nor Transaction");
+  }
+  Resource* r = table_.FindOrCreate(key);
+  if (table_.FindGrant(r, s, row.owner) != nullptr) {
+    return refuse("the owner holds it already");
+  }
+  if (ConflictsWithAny(row.mode, table_.OthersGrantedMask(r, s))) {
+    table_.EraseIfIdle(r);
+    return refuse(
+        "another session's restored lock there conflicts with its mode");
+  }
+  Grant* g = table_.AddGrant(r, s, row.owner, row.mode, row.fence, row.since);
+  g->count = row.count;
+  return Status::Ok();
+}
+
+void LockManager::QuietFor(Session* s) {
+  if (s->memory_locks_lost) return;
+  s->memory_locks_lost = true;
+  ++owed_news_;
+}
+
+bool LockManager::EndQuietFor(Time now, Session* s) {
+  if (!s->memory_locks_lost) return false;
+  s->memory_locks_lost = false;
+  if (--owed_news_ > 0) return true;
+  std::vector<Resource*> waiting;
+  table_.ForEachResource([&](const Resource* r) {
+    if (r->memory && r->queue_head != nullptr) {
+      waiting.push_back(const_cast<Resource*>(r));
+    }
+  });
+  for (Resource* r : waiting) GrantWaiters(r, now);
+  return true;
+}
+
+void LockManager::JournalGrant(const Grant* g, JournalEntry::Kind kind) {
+  const DecodedKey key = LockTable::DecodeKey(g->resource->key);
+  JournalEntry& e = journal_->emplace_back();
+  e.kind = kind;
+  LockRow& row = e.lock;
+  row.session = g->session->id;
+  row.owner = g->owner;
+  row.ns = key.ns;
+  row.principal = key.principal;
+  row.resource = key.resource;
+  if (kind == JournalEntry::Kind::kDeleteLock) return;
+  row.mode = g->mode;
+  row.count = g->count;
+  row.fence = g->fence;
+  row.since = g->since;
 }
 
 // --- Questions
@@ -229,7 +327,8 @@ LockMode LockManager::Held(Session* s, const LockKey& key, LockOwner owner) {
 bool LockManager::WouldGrant(Session* s, const LockKey& key, LockMode mode,
                              LockOwner owner) {
   Resource* r = table_.Find(key);
-  return r == nullptr || Decide(r, s, owner, mode).grantable;
+  if (r == nullptr) return owed_news_ == 0 || !IsMemoryNamespace(key.ns);
+  return Decide(r, s, owner, mode).grantable;
 }
 
 std::optional<WaitId> LockManager::WaitOf(const Session* s) const {
@@ -323,6 +422,7 @@ CallStep LockManager::TakeCallStep() {
 }
 
 void LockManager::GrantWaiters(Resource* r, Time now) {
+  if (Quiet(r)) return;
   ModeMask waiting_ahead = 0;
   Waiter* w = r->queue_head;
   while (w != nullptr) {

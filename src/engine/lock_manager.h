@@ -17,6 +17,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -51,8 +52,9 @@ struct CallStep {
 class LockManager {
  public:
   // Not owned; `events` may be null. Wait timeouts go into `deadlines` as
-  // kWaitTimeout; fences come from `fences`.
-  LockManager(FenceSource* fences, DeadlineQueue* deadlines, EventSink* events);
+  // kWaitTimeout; fences come from `fences`; lock rows go to `journal`.
+  LockManager(FenceSource* fences, DeadlineQueue* deadlines,
+              JournalBatch* journal, EventSink* events);
   LockManager(const LockManager&) = delete;
   LockManager& operator=(const LockManager&) = delete;
 
@@ -71,12 +73,38 @@ class LockManager {
   Status Release(Time now, Session* s, const LockKey& key, LockOwner owner);
   // Drops one reference if `s` holds the lock (acquire-all's undo).
   void ReleaseIfHeld(Time now, Session* s, const LockKey& key, LockOwner owner);
+  // How a release of all of a session's locks reaches the journal.
+  enum class RowDeletes : std::uint8_t {
+    kEach,             // one kDeleteLock per row
+    kBySessionDelete,  // none: the session's kDeleteSession removes them
+  };
   // Releases every lock `s` holds as `owner`, then lets waiters move up.
-  void ReleaseAll(Time now, Session* s, LockOwner owner);
+  void ReleaseAll(Time now, Session* s, LockOwner owner,
+                  RowDeletes deletes = RowDeletes::kEach);
   // The end of the transaction of `s`: its parked request ends with -2 if
   // Transaction-owned or converting a Transaction-owned lock, then every
   // Transaction-owned lock is released.
-  void EndTransaction(Time now, Session* s);
+  void EndTransaction(Time now, Session* s,
+                      RowDeletes deletes = RowDeletes::kEach);
+
+  // --- Durability ---------------------------------------------------------
+  // Locks of `ns` are kept in memory only (true) or journaled (the
+  // default). Applies to resources that have no holder or waiter yet.
+  void SetMemoryNamespace(std::string_view ns, bool memory);
+  bool IsMemoryNamespace(std::string_view ns) const {
+    return !memory_namespaces_.empty() && memory_namespaces_.contains(ns);
+  }
+  // Brings back a journaled grant of `s`. kBadRequest for a row that breaks
+  // the rules: no mode or a bad one, a count of 0, held already, or in
+  // conflict with another session's restored grant.
+  Status Restore(Session* s, const LockKey& key, const LockRow& row);
+  // `s` was restored having asked for memory locks: they are gone, and
+  // memory namespaces grant nothing until it is told or ends.
+  void QuietFor(Session* s);
+  // `s` is told (its keep-alive) or ends; returns whether it was owed the
+  // news. The last one ends the quiet period: waiters there move up.
+  bool EndQuietFor(Time now, Session* s);
+  std::size_t sessions_owed_news() const { return owed_news_; }
 
   // The mode `s` holds as `owner`; kNoLock if none.
   LockMode Held(Session* s, const LockKey& key, LockOwner owner);
@@ -154,10 +182,18 @@ class LockManager {
   void Emit(const Event& e) {
     if (events_ != nullptr) events_->OnEvent(e);
   }
+  // Journals `g` as it now is (kPutLock), or its removal (kDeleteLock).
+  void JournalGrant(const Grant* g, JournalEntry::Kind kind);
+  // While restored sessions are owed news of lost memory locks, memory
+  // resources grant nothing.
+  bool Quiet(const Resource* r) const { return r->memory && owed_news_ > 0; }
 
   FenceSource* fences_;
   DeadlineQueue* deadlines_;
+  JournalBatch* journal_;
   EventSink* events_;
+  std::set<std::string, std::less<>> memory_namespaces_;
+  std::size_t owed_news_ = 0;
   LockTable table_;
   DeadlockDetector detector_;
   std::unordered_map<WaitId, Waiter*> waits_;

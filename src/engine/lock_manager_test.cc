@@ -37,7 +37,7 @@ class LockManagerTest : public ::testing::Test {
   FenceSource fences_{0, &journal_};
   std::array<Session, 4> sessions_;
   // After the sessions, so that it goes first.
-  LockManager locks_{&fences_, &deadlines_, nullptr};
+  LockManager locks_{&fences_, &deadlines_, &journal_, nullptr};
 };
 
 TEST_F(LockManagerTest, GrantsAtOnceWhenNothingConflicts) {

@@ -62,6 +62,9 @@ struct Resource {
   Waiter* last_conversion = nullptr;
   // Number of grants per mode, so "modes granted here" is O(1).
   std::array<std::uint32_t, kLockModeCount> granted_by_mode{};
+  // Its namespace keeps locks in memory only: its grants are not journaled
+  // (set when the resource is created; see LockManager).
+  bool memory = false;
 
   bool idle() const { return grants == nullptr && queue_head == nullptr; }
   ModeMask GrantedMask() const;

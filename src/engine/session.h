@@ -25,6 +25,12 @@ struct Session {
   std::string caller;
   // The open transaction, if any (owned by TransactionManager).
   Transaction* transaction = nullptr;
+  // It asked for a lock in a namespace that keeps its locks in memory
+  // (journaled in its row, so that a restart knows whom to tell).
+  bool memory_locks = false;
+  // Restored with memory_locks: those locks are gone and it has not been
+  // told yet (LockManager's quiet period).
+  bool memory_locks_lost = false;
 
   // Granted locks, one intrusive list per owner (index: LockOwner).
   std::array<Grant*, 2> grants{nullptr, nullptr};

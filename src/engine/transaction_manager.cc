@@ -62,8 +62,9 @@ void TransactionManager::NoteExpired(const Session* s, Time at) {
                             Expired{t.id, at, t.deadline_ns, t.deadline_limit});
 }
 
-void TransactionManager::NoteLost(const Session* s, TransactionId id) {
-  lost_.insert_or_assign(s->id, id);
+void TransactionManager::NoteLost(const Session* s, TransactionId id,
+                                  Time started_at) {
+  lost_.insert_or_assign(s->id, std::pair{id, started_at});
   ids_.Restore(id);
 }
 
@@ -71,8 +72,8 @@ Status TransactionManager::NoTransaction(const Session* s,
                                          std::string_view hint) const {
   if (auto it = lost_.find(s->id); it != lost_.end()) {
     return Status(StatusCode::kTransactionLost,
-                  "transaction " + std::to_string(it->second) + " of session " +
-                      std::to_string(s->id) +
+                  "transaction " + std::to_string(it->second.first) +
+                      " of session " + std::to_string(s->id) +
                       " was lost when the server restarted: its staged "
                       "writes and locks are gone; begin a new transaction "
                       "and do its work again");

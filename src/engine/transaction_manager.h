@@ -62,10 +62,17 @@ class TransactionManager {
 
   // Ids continue above `reserved`.
   void RestoreIds(TransactionId reserved) { ids_.Restore(reserved); }
-  // Records that `s` had transaction `id` open when the server stopped: it
-  // is lost (a restart never brings back staged writes or its locks).
-  void NoteLost(const Session* s, TransactionId id);
+  // Records that `s` had transaction `id` (begun at `started_at`) open when
+  // the server stopped: it is lost (a restart never brings back staged
+  // writes; its locks are held until the session is told).
+  void NoteLost(const Session* s, TransactionId id, Time started_at);
   bool IsLost(const Session* s) const { return lost_.contains(s->id); }
+  // The lost transaction of `s` and its start, for the session's row; null
+  // when none.
+  const std::pair<TransactionId, Time>* LostOf(const Session* s) const {
+    auto it = lost_.find(s->id);
+    return it != lost_.end() ? &it->second : nullptr;
+  }
   // The session was told its transaction was lost.
   void ForgetLost(const Session* s) { lost_.erase(s->id); }
 
@@ -125,7 +132,7 @@ class TransactionManager {
   // long, until the session begins another.
   std::unordered_map<SessionId, Expired> expired_;
   // The transaction each restored session had open, until it is told.
-  std::unordered_map<SessionId, TransactionId> lost_;
+  std::unordered_map<SessionId, std::pair<TransactionId, Time>> lost_;
   TransactionIdSource ids_;
   std::uint64_t expired_count_ = 0;
 };

@@ -64,10 +64,13 @@ void CreateSession(Call& c) {
 }
 
 void KeepAlive(Call& c, SessionId id) {
-  c.Run<Result<Time>>(
+  c.Run<Result<KeepAliveOutcome>>(
       [id](Engine& e, Time now) { return e.KeepAlive(now, id); },
-      [](Result<Time>& r) {
-        return r ? JsonResponse(200, json::object{{"expires_at", TimeJson(*r)}})
+      [](Result<KeepAliveOutcome>& r) {
+        return r ? JsonResponse(
+                       200,
+                       json::object{{"expires_at", TimeJson(r->expires_at)},
+                                    {"locks_lost", r->locks_lost}})
                  : ErrorResponse(r.error());
       });
 }

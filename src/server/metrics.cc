@@ -116,6 +116,16 @@ std::string Metrics::Render(const EngineStats& engine, std::size_t parked,
         static_cast<double>(parked));
   gauge("leasehold_sessions_open", "Open sessions.",
         static_cast<double>(engine.sessions));
+  gauge("leasehold_sessions_restored",
+        "Sessions brought back from the store at start-up.",
+        static_cast<double>(engine.restored_sessions));
+  gauge("leasehold_locks_restored",
+        "Application-lock entries brought back from the store at start-up.",
+        static_cast<double>(engine.restored_locks));
+  gauge("leasehold_sessions_owed_lock_news",
+        "Restored sessions not yet told that their memory-namespace locks "
+        "are gone; while above 0 those namespaces grant nothing.",
+        static_cast<double>(engine.sessions_owed_lock_news));
   counter("leasehold_sessions_expired_total", "Sessions that expired.",
           static_cast<double>(sessions_expired_));
   gauge("leasehold_transactions_open", "Open transactions.",

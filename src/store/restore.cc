@@ -16,10 +16,12 @@ Result<std::unique_ptr<Engine>> RestoreEngine(Store& store,
   visit.message = [&](MessageRow&& row) {
     return engine->RestoreMessage(std::move(row));
   };
-  // Restored sessions get a fresh ttl from `now`. Application locks are
-  // not restored yet (issue 15): their visitor stays empty.
+  // Restored sessions get a fresh ttl from `now`; their locks follow them.
   visit.session = [&](SessionRow&& row) {
     return engine->RestoreSession(now, std::move(row));
+  };
+  visit.lock = [&](LockRow&& row) {
+    return engine->RestoreLock(std::move(row));
   };
   auto reserved = store.Load(visit);
   Status st =

@@ -121,9 +121,10 @@ TEST_F(ClientTest, SessionsAndTransactions) {
   EXPECT_EQ(s->ttl, milliseconds(30'000));
   EXPECT_FALSE(s->expires_at.empty());
 
-  auto expires = client_.Keepalive(s->id);
-  ASSERT_TRUE(expires) << expires.error().message;
-  EXPECT_GE(*expires, s->expires_at);  // RFC 3339 UTC sorts as text
+  auto kept = client_.Keepalive(s->id);
+  ASSERT_TRUE(kept) << kept.error().message;
+  EXPECT_GE(kept->expires_at, s->expires_at);  // RFC 3339 UTC sorts as text
+  EXPECT_FALSE(kept->locks_lost);
 
   auto tx = client_.BeginTransaction(s->id);
   ASSERT_TRUE(tx) << tx.error().message;

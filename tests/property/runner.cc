@@ -492,10 +492,13 @@ void Runner::ExecKeepAlive(const Op& op, Step& step) {
   ModelSession& s = slot(op);
   std::set<StatusCode> allowed;
   if (!AliveNow(s, step)) allowed.insert(StatusCode::kSessionNotFound);
-  const Result<Time> r = engine_.KeepAlive(step.sent, s.id);
+  const Result<KeepAliveOutcome> r = engine_.KeepAlive(step.sent, s.id);
   if (!Expect(r, allowed, "KeepAlive")) return;
-  if (*r != step.now + s.ttl) Fail("KeepAlive's expiry is not now + ttl");
-  s.expires_at = *r;
+  if (r->expires_at != step.now + s.ttl) {
+    Fail("KeepAlive's expiry is not now + ttl");
+  }
+  if (r->locks_lost) Fail("KeepAlive says locks were lost without a restart");
+  s.expires_at = r->expires_at;
 }
 
 void Runner::ExecSetPriority(const Op& op, Step& step) {

@@ -385,7 +385,7 @@ Mismatch Runner::SessionCommand(const Step& step) {
     case Action::kEnd:
       return CheckStatus(engine_.EndSession(Now(), id), step.expect);
     case Action::kKeepAlive: {
-      Result<Time> kept = engine_.KeepAlive(Now(), id);
+      Result<KeepAliveOutcome> kept = engine_.KeepAlive(Now(), id);
       return CheckStatus(kept ? Status() : kept.error(), step.expect);
     }
     default:

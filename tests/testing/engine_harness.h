@@ -111,12 +111,13 @@ class EngineHarness : public ::testing::Test {
     return out;
   }
 
-  // Takes the journal; whether it holds anything besides session rows and
-  // id reservations (which every session's life writes).
+  // Takes the journal; whether it holds anything besides session and lock
+  // rows and id reservations (which every session's life writes).
   bool TookDataJournal() {
     using Kind = JournalEntry::Kind;
     return std::ranges::any_of(engine_.TakeJournal(), [](const auto& e) {
       return e.kind != Kind::kPutSession && e.kind != Kind::kDeleteSession &&
+             e.kind != Kind::kPutLock && e.kind != Kind::kDeleteLock &&
              e.kind != Kind::kReserveSessionIds &&
              e.kind != Kind::kReserveTransactionIds;
     });

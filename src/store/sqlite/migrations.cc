@@ -74,6 +74,11 @@ CREATE TABLE locks (
 INSERT INTO meta (name, value) VALUES ('session_ids_reserved', 0),
                                       ('transaction_ids_reserved', 0);
 )sql"},
+    {4, R"sql(
+-- 1: the session asked for a lock in a namespace that keeps its locks in
+-- memory; after a restart it is told they are gone.
+ALTER TABLE sessions ADD COLUMN memory_locks INTEGER NOT NULL DEFAULT 0;
+)sql"},
 };
 
 }  // namespace

@@ -219,7 +219,8 @@ class SqliteStore final : public Store {
                       std::vector<std::int64_t>& ids) {
     auto rows = db_.Prepare(
         "SELECT id, name, caller, ttl_ms, deadlock_priority, opened_us, "
-        "transaction_id, transaction_started_us FROM sessions ORDER BY id");
+        "transaction_id, transaction_started_us, memory_locks FROM sessions "
+        "ORDER BY id");
     if (!rows) return rows.error();
     int rc;
     while ((rc = rows->Step()) == SQLITE_ROW) {
@@ -236,6 +237,7 @@ class SqliteStore final : public Store {
       if (!rows->ColumnIsNull(7)) {
         row.transaction_started_at = FromMicros(rows->ColumnInt(7));
       }
+      row.memory_locks = rows->ColumnInt(8) != 0;
       if (Status st = on_session(std::move(row)); !st.ok()) return st;
     }
     if (rc != SQLITE_DONE) return Corrupt("reading sessions");
@@ -387,7 +389,8 @@ class SqliteStore final : public Store {
         {&put_session_,
          "INSERT OR REPLACE INTO sessions (id, name, caller, ttl_ms, "
          "deadlock_priority, opened_us, transaction_id, "
-         "transaction_started_us) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"},
+         "transaction_started_us, memory_locks) VALUES (?1, ?2, ?3, ?4, ?5, "
+         "?6, ?7, ?8, ?9)"},
         {&delete_session_, "DELETE FROM sessions WHERE id = ?1"},
         {&delete_session_locks_, "DELETE FROM locks WHERE session = ?1"},
         {&put_lock_,
@@ -492,6 +495,7 @@ class SqliteStore final : public Store {
     put_session_.BindInt(6, ToMicros(r.opened_at));
     put_session_.BindInt(7, static_cast<std::int64_t>(r.transaction));
     BindTime(put_session_, 8, r.transaction_started_at);
+    put_session_.BindInt(9, r.memory_locks ? 1 : 0);
     return Run(put_session_);
   }
 

@@ -275,7 +275,40 @@ PRAGMA user_version = 2;
     EXPECT_EQ(state->session_ids_reserved, 1024u);
     EXPECT_EQ(state->transaction_ids_reserved, 0u);
   }
-  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 3);
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), SqliteSchemaVersion());
+}
+
+// A file as schema version 3 left it: its sessions load without memory
+// locks, and a session row that has them keeps them.
+TEST(SqliteStore, MigratesAVersion3File) {
+  testing::TempDir dir;
+  const std::string path = dir.File("v3.db");
+  std::string sql;
+  for (const sqlite::Migration& m : sqlite::Migrations()) {
+    if (m.version <= 3) sql += m.sql;
+  }
+  RawExec(path, sql + R"sql(
+INSERT INTO sessions VALUES (5, 'old', '', 30000, 0, 7, 0, NULL);
+PRAGMA application_id = 1280526404;
+PRAGMA user_version = 3;
+)sql");
+  {
+    auto store = OpenSqliteStore(path);
+    ASSERT_TRUE(store.has_value()) << store.error().ToString();
+    JournalEntry fresh;
+    fresh.kind = JournalEntry::Kind::kPutSession;
+    fresh.session.id = 6;
+    fresh.session.ttl = std::chrono::milliseconds(1'000);
+    fresh.session.memory_locks = true;
+    ASSERT_TRUE((*store)->Append({fresh}).ok());
+    auto state = (*store)->LoadAll();
+    ASSERT_TRUE(state.has_value()) << state.error().ToString();
+    ASSERT_EQ(state->sessions.size(), 2u);
+    EXPECT_EQ(state->sessions[0].name, "old");
+    EXPECT_FALSE(state->sessions[0].memory_locks);
+    EXPECT_EQ(state->sessions[1], fresh.session);
+  }
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), SqliteSchemaVersion());
 }
 
 // A lock row whose owner or mode no build writes is refused, not cast.
@@ -284,7 +317,7 @@ TEST(SqliteStore, RefusesALockRowOutOfRange) {
   const std::string path = dir.File("l.db");
   ASSERT_TRUE(OpenSqliteStore(path).has_value());
   RawExec(path, R"sql(
-INSERT INTO sessions VALUES (1, 'worker', '', 30000, 0, 7, 0, NULL);
+INSERT INTO sessions VALUES (1, 'worker', '', 30000, 0, 7, 0, NULL, 0);
 INSERT INTO locks VALUES (1, 1, 'docs', '', 'invoice-7', 8, 1, 0, 7);
 )sql");
   auto store = OpenSqliteStore(path);
