@@ -100,15 +100,17 @@ int RunAllLocked(const LockFlags& f, client::Client& c,
 int RunLocked(const LockFlags& f, client::Client& c) {
   static std::atomic<bool> lost{false};
   const bool kill_on_loss = f.on_loss == "kill";
+  const auto on_loss = [name = f.name, kill_on_loss](std::string_view why) {
+    lost = true;
+    std::cerr << "leasehold: lost the lock on " << name << " (" << why << ")"
+              << (kill_on_loss ? "; stopping the command" : "") << "\n";
+    if (kill_on_loss) TerminateChild();
+  };
   auto session = c.StartSession(
       f.session_name, *ParseDuration(f.ttl),
-      [name = f.name, kill_on_loss](const client::Error& e) {
-        lost = true;
-        std::cerr << "leasehold: lost the lock on " << name << " (" << e.code
-                  << ": " << e.message << ")"
-                  << (kill_on_loss ? "; stopping the command" : "") << "\n";
-        if (kill_on_loss) TerminateChild();
-      });
+      [on_loss](const client::Error& e) { on_loss(e.code + ": " + e.message); },
+      // The namespace keeps its locks in memory and the server restarted.
+      [on_loss] { on_loss("locks_lost: the server restarted"); });
   if (!session) return ReportError(session.error(), f.client);
   if (!f.more_names.empty()) return RunAllLocked(f, c, *session, lost);
   client::AcquireOptions options;
