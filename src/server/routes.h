@@ -31,6 +31,8 @@ class RoutePattern {
       segments_[size_++] = rest.substr(0, slash);
       rest = slash == std::string_view::npos ? "" : rest.substr(slash);
     }
+    ns_index_ = ParamIndex("ns");
+    id_index_ = ParamIndex("id");
   }
 
   constexpr std::string_view text() const { return text_; }
@@ -43,12 +45,26 @@ class RoutePattern {
     return segments_[i].size() > 2 && segments_[i].front() == '{';
   }
   // The position of parameter {`name`}, or -1 when there is none.
-  int ParamIndex(std::string_view name) const;
+  constexpr int ParamIndex(std::string_view name) const {
+    for (std::size_t i = 0; i < size_; ++i) {
+      const std::string_view s = segments_[i];
+      if (s.size() == name.size() + 2 && s.front() == '{' &&
+          s.substr(1, name.size()) == name) {
+        return static_cast<int>(i);
+      }
+    }
+    return -1;
+  }
+  // ParamIndex("ns") and ParamIndex("id"), found once: every request asks.
+  constexpr int ns_index() const { return ns_index_; }
+  constexpr int id_index() const { return id_index_; }
 
  private:
   std::string_view text_;
   std::array<std::string_view, kMaxSegments> segments_{};
   std::size_t size_ = 0;
+  int ns_index_ = -1;
+  int id_index_ = -1;
 };
 
 // What a route asks of a request besides its role (bit flags).

@@ -51,6 +51,9 @@ TEST(RoutesTest, PatternsAreSplitIntoSegments) {
   EXPECT_EQ(p.ParamIndex("key"), 3);
   EXPECT_EQ(p.ParamIndex("k"), -1);
   EXPECT_EQ(p.ParamIndex("checkout"), -1);  // a literal, not a parameter
+  static_assert(RoutePattern("/v1/sessions/{id}/keepalive").id_index() == 2);
+  static_assert(RoutePattern("/v1/sessions/{id}").ns_index() == -1);
+  EXPECT_EQ(p.ns_index(), 2);
 }
 
 TEST(RoutesTest, EveryPatternRoutesToItsOwnEntry) {
@@ -64,6 +67,7 @@ TEST(RoutesTest, EveryPatternRoutesToItsOwnEntry) {
     const RouteMatch m = MatchRoute(r.method, segments);
     EXPECT_EQ(m.route, &r) << r.method << " " << r.pattern.text();
     EXPECT_EQ(m.ns_index, r.pattern.ParamIndex("ns"));
+    EXPECT_EQ(m.id_index, r.pattern.ParamIndex("id"));
   }
   EXPECT_GE(Routes().size(), 36u);
 }
