@@ -396,7 +396,12 @@ class Session {
 
   // Takes a Session-owned application lock (options.owner is ignored), held
   // until the guard is destroyed or released. A refusal is an Error whose
-  // code is the status ("timeout", "cancelled", "deadlock").
+  // code is the status ("timeout", "cancelled", "deadlock"). A wait whose
+  // connection breaks (the server restarted) is asked again once the server
+  // answers, within the timeout; a grant that reached the server's disk
+  // before the break is adopted, not taken twice. That needs this session's
+  // locks on the resource to be taken through its guards only; where one of
+  // its guards holds the lock already, a break is Error "unreachable".
   Result<LockGuard> Lock(std::string ns, std::string resource,
                          AcquireOptions options = {});
 
@@ -409,6 +414,10 @@ class Session {
   friend class LockGuard;
   class Impl;
   explicit Session(std::shared_ptr<Impl> impl);
+  Result<AcquireOutcome> AcquireAcrossRestarts(const std::string& ns,
+                                               const std::string& resource,
+                                               AcquireOptions options,
+                                               bool guarded);
   std::shared_ptr<Impl> impl_;
 };
 

@@ -6,6 +6,8 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
 
 #include "client/ticker.h"
@@ -27,6 +29,28 @@ class Session::Impl {
   bool lost() const { return lost_; }
   bool ended() const { return ended_; }
 
+  // The locks its guards hold, by (ns, principal, resource): a broken wait
+  // may be retried only where no guard holds the lock already (else a
+  // grant before the break could not be told from the old hold).
+  static std::string LockKey(std::string_view ns, std::string_view principal,
+                             std::string_view resource) {
+    std::string key(ns);
+    key.append(1, '\0').append(principal).append(1, '\0').append(resource);
+    return key;
+  }
+  bool GuardHolds(const std::string& key) const {
+    std::lock_guard lock(guards_mu_);
+    return guarded_.contains(key);
+  }
+  void GuardTook(std::string key) {
+    std::lock_guard lock(guards_mu_);
+    guarded_.insert(std::move(key));
+  }
+  void GuardLet(const std::string& key) {
+    std::lock_guard lock(guards_mu_);
+    if (auto it = guarded_.find(key); it != guarded_.end()) guarded_.erase(it);
+  }
+
   Client client;
   const std::string id;
   const std::string name;
@@ -39,6 +63,8 @@ class Session::Impl {
   std::function<void()> on_locks_lost_;
   std::atomic<bool> lost_{false};
   std::atomic<bool> ended_{false};
+  mutable std::mutex guards_mu_;
+  std::multiset<std::string> guarded_;
   std::unique_ptr<detail::Ticker> ticker_;
 };
 

@@ -49,9 +49,11 @@ std::expected<std::unique_ptr<SpawnedServer>, std::string> SpawnedServer::Start(
   const std::string log = options.data_dir + ".serve.log";
   std::error_code ignored;
   fs::remove(port_file, ignored);
-  std::vector<std::string> args = {options.binary, "serve",  "--listen",
-                                   "127.0.0.1:0",  "--data", options.data_dir,
-                                   "--port-file",  port_file};
+  std::vector<std::string> args = {
+      options.binary, "serve",
+      "--listen",     "127.0.0.1:" + std::to_string(options.port),
+      "--data",       options.data_dir,
+      "--port-file",  port_file};
   if (!options.config.empty()) {
     args.push_back("--config");
     args.push_back(options.config);

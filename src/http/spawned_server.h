@@ -24,6 +24,9 @@ struct SpawnOptions {
   std::string config;    // --config, if not empty
   std::vector<std::string> env;  // "NAME=value" added to this environment
   bool log_to_file = false;  // stderr to serve.log beside the data, not ours
+  // The loopback port to listen on; 0: a free one (a restart on the port
+  // its clients know needs the old one).
+  std::uint16_t port = 0;
 };
 
 class SpawnedServer {

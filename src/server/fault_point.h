@@ -12,6 +12,8 @@ namespace leasehold::server {
 
 // The commit's writes are durable; its answer has not been written.
 inline constexpr std::string_view kFaultCommitDurable = "commit.durable";
+// A waiter's grant is durable; its answer has not been written.
+inline constexpr std::string_view kFaultWaitGrantDurable = "wait_grant.durable";
 
 // SIGKILLs this process when LEASEHOLD_FAULT names `point`.
 void FaultPoint(std::string_view point);

@@ -1,6 +1,7 @@
 // Application locks (docs/api.md, "Application locks").
 #include <memory>
 
+#include "server/fault_point.h"
 #include "server/handlers.h"
 
 namespace leasehold::server {
@@ -130,6 +131,9 @@ void AcquireLock(Call& c, const std::string& ns) {
       },
       [respond](const Result<FinishedWait>& done) {
         if (!done) return respond(ErrorResponse(done.error()));
+        if (done->result == AcquireResult::kGrantedAfterWait) {
+          FaultPoint(kFaultWaitGrantDurable);
+        }
         respond(AcquireResponse(done->result, done->fence, done->held,
                                 done->count, done->deadlock));
       });

@@ -125,12 +125,14 @@ std::string HttpClient::ReadStreamUntil(const std::string& needle,
 
 ServerProcess::ServerProcess(const std::string& data_dir,
                              const std::string& config,
-                             const std::vector<std::string>& env) {
+                             const std::vector<std::string>& env,
+                             std::uint16_t port) {
   auto started = http::SpawnedServer::Start({.binary = LEASEHOLD_BINARY,
                                              .data_dir = data_dir,
                                              .config = config,
                                              .env = env,
-                                             .log_to_file = false});
+                                             .log_to_file = false,
+                                             .port = port});
   if (!started) throw std::runtime_error(started.error());
   server_ = std::move(*started);
 }

@@ -79,8 +79,10 @@ class ServerProcess {
   // Starts `leasehold serve` with `data_dir` (and `config`, if not empty),
   // with this process's environment plus `env` ("NAME=value" each); returns
   // once it listens.
+  // `port` 0 takes a free one.
   ServerProcess(const std::string& data_dir, const std::string& config = "",
-                const std::vector<std::string>& env = {});
+                const std::vector<std::string>& env = {},
+                std::uint16_t port = 0);
   ~ServerProcess();  // SIGTERM, then SIGKILL if it does not stop
 
   std::uint16_t port() const;

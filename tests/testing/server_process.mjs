@@ -2,64 +2,73 @@
 // real `leasehold serve` in its own temporary directory, on 127.0.0.1. It
 // listens on a free port the first time and on the same port and data when
 // started again (a restart); start() returns once /healthz answers.
-import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
+import {spawn} from 'node:child_process';
+import {existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs';
+import {tmpdir} from 'node:os';
+import path from 'node:path';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 export class ServerProcess {
   // `binary`: the leasehold executable; `config`: a config object, or none.
-  constructor(binary, config, prefix = "leasehold-test-") {
+  constructor(binary, config, prefix = 'leasehold-test-') {
     this.binary = binary;
     this.dir = mkdtempSync(path.join(tmpdir(), prefix));
     this.port = 0;
     this.process = null;
     this.config = null;
     if (config) {
-      this.config = path.join(this.dir, "config.json");
+      this.config = path.join(this.dir, 'config.json');
       writeFileSync(this.config, JSON.stringify(config));
     }
   }
 
-  get url() { return `http://127.0.0.1:${this.port}`; }
+  get url() {
+    return `http://127.0.0.1:${this.port}`;
+  }
 
   async start() {
-    const portFile = path.join(this.dir, "port");
-    rmSync(portFile, { force: true });
-    const args = ["serve", "--listen", `127.0.0.1:${this.port}`, "--data",
-      path.join(this.dir, "data"), "--port-file", portFile];
-    if (this.config) args.push("--config", this.config);
-    this.process = spawn(this.binary, args, { stdio: ["ignore", "ignore", "inherit"] });
+    const portFile = path.join(this.dir, 'port');
+    rmSync(portFile, {force: true});
+    const args = [
+      'serve', '--listen', `127.0.0.1:${this.port}`, '--data',
+      path.join(this.dir, 'data'), '--port-file', portFile
+    ];
+    if (this.config) args.push('--config', this.config);
+    this.process =
+        spawn(this.binary, args, {stdio: ['ignore', 'ignore', 'inherit']});
     const until = Date.now() + 15000;
-    while (!existsSync(portFile) || readFileSync(portFile, "utf8").trim() === "") {
-      if (Date.now() > until) throw new Error("the server wrote no port file");
+    while (!existsSync(portFile) ||
+           readFileSync(portFile, 'utf8').trim() === '') {
+      if (Date.now() > until) throw new Error('the server wrote no port file');
       await sleep(25);
     }
-    this.port = Number(readFileSync(portFile, "utf8").trim());
+    this.port = Number(readFileSync(portFile, 'utf8').trim());
     while (Date.now() < until) {
       try {
         if ((await fetch(`${this.url}/healthz`)).ok) return;
-      } catch { /* not yet */ }
+      } catch { /* not yet */
+      }
       await sleep(50);
     }
-    throw new Error("the server did not become healthy");
+    throw new Error('the server did not become healthy');
   }
 
   // SIGKILL, as a crash would; the data directory stays for a restart.
-  kill() { return this.signal("SIGKILL"); }
+  kill() {
+    return this.signal('SIGKILL');
+  }
 
   // SIGTERM (a clean stop), then the directory is removed.
   async stop() {
-    await this.signal("SIGTERM");
-    rmSync(this.dir, { recursive: true, force: true });
+    await this.signal('SIGTERM');
+    rmSync(this.dir, {recursive: true, force: true});
   }
 
   signal(name) {
     return new Promise((resolve) => {
       if (!this.process || this.process.exitCode !== null) return resolve();
-      this.process.once("exit", resolve);
+      this.process.once('exit', resolve);
       this.process.kill(name);
     });
   }
