@@ -42,7 +42,9 @@ HttpAnswer Acquire(HttpClient& c, const std::string& ns,
                    api::AcquireBody(session, resource, o));
 }
 
-std::int64_t Result(const HttpAnswer& a) {
+// An acquire's sp_getapplock code (0 granted, -1 timeout, ...); -100 when
+// the answer is not JSON.
+std::int64_t Code(const HttpAnswer& a) {
   return a.json.is_object() ? a.json.at("result").to_number<std::int64_t>()
                             : -100;
 }
@@ -109,7 +111,7 @@ TEST(LockRestart, EveryHolderKeepsItsModeCountAndFenceAcrossSigkill) {
                      const std::string& mode, const std::string& held,
                      std::int64_t count, const std::string& owner) {
       auto a = Acquire(c, "app", s, resource, mode, owner);
-      ASSERT_EQ(Result(a), 0) << a.body;
+      ASSERT_EQ(Code(a), 0) << a.body;
       EXPECT_EQ(a.json.at("mode").as_string(), held) << a.body;
       EXPECT_EQ(a.json.at("count").to_number<std::int64_t>(), count);
       highest = std::max(highest, FenceOf(a));
@@ -140,37 +142,37 @@ TEST(LockRestart, EveryHolderKeepsItsModeCountAndFenceAcrossSigkill) {
 
   // Others are refused where the modes conflict, granted where they do not.
   const std::string eve = OpenSession(c, "Eve");
-  EXPECT_EQ(Result(Acquire(c, "app", eve, "shared", "Exclusive")), -1);
-  EXPECT_EQ(Result(Acquire(c, "app", eve, "shared", "Shared")), 0);
+  EXPECT_EQ(Code(Acquire(c, "app", eve, "shared", "Exclusive")), -1);
+  EXPECT_EQ(Code(Acquire(c, "app", eve, "shared", "Shared")), 0);
   EXPECT_EQ(Release(c, "app", eve, "shared"), 200u);
-  EXPECT_EQ(Result(Acquire(c, "app", eve, "update", "Update")), -1);
-  EXPECT_EQ(Result(Acquire(c, "app", eve, "update", "IntentShared")), 0);
-  EXPECT_EQ(Result(Acquire(c, "app", eve, "six", "IntentExclusive")), -1);
-  EXPECT_EQ(Result(Acquire(c, "app", eve, "six", "IntentShared")), 0);
-  EXPECT_EQ(Result(Acquire(c, "app", eve, "exclusive", "IntentShared")), -1);
-  EXPECT_EQ(Result(Acquire(c, "app", eve, "txn", "IntentShared")), -1);
+  EXPECT_EQ(Code(Acquire(c, "app", eve, "update", "Update")), -1);
+  EXPECT_EQ(Code(Acquire(c, "app", eve, "update", "IntentShared")), 0);
+  EXPECT_EQ(Code(Acquire(c, "app", eve, "six", "IntentExclusive")), -1);
+  EXPECT_EQ(Code(Acquire(c, "app", eve, "six", "IntentShared")), 0);
+  EXPECT_EQ(Code(Acquire(c, "app", eve, "exclusive", "IntentShared")), -1);
+  EXPECT_EQ(Code(Acquire(c, "app", eve, "txn", "IntentShared")), -1);
 
   // Cy's transaction died with the process: told once, then its lock is free.
   auto lost = c.Request("POST", api::TransactionPath(cy, "commit"));
   EXPECT_EQ(lost.status, 409u) << lost.body;
   EXPECT_EQ(lost.error_code(), "transaction_lost") << lost.body;
   auto freed = Acquire(c, "app", eve, "txn", "Exclusive");
-  ASSERT_EQ(Result(freed), 0) << freed.body;
+  ASSERT_EQ(Code(freed), 0) << freed.body;
   EXPECT_GT(FenceOf(freed), highest);
 
   // Releases are counted: Asha's two references, then Bo's.
   EXPECT_EQ(Release(c, "app", asha, "shared"), 200u);
-  EXPECT_EQ(Result(Acquire(c, "app", eve, "shared", "Exclusive")), -1);
+  EXPECT_EQ(Code(Acquire(c, "app", eve, "shared", "Exclusive")), -1);
   EXPECT_EQ(Release(c, "app", asha, "shared"), 200u);
   EXPECT_EQ(Release(c, "app", asha, "shared"), 409u);  // not_held
-  EXPECT_EQ(Result(Acquire(c, "app", eve, "shared", "Exclusive")), -1);
+  EXPECT_EQ(Code(Acquire(c, "app", eve, "shared", "Exclusive")), -1);
   EXPECT_EQ(Release(c, "app", bo, "shared"), 200u);
   auto exclusive = Acquire(c, "app", eve, "shared", "Exclusive");
-  ASSERT_EQ(Result(exclusive), 0) << exclusive.body;
+  ASSERT_EQ(Code(exclusive), 0) << exclusive.body;
   EXPECT_GT(FenceOf(exclusive), highest);
   EXPECT_EQ(Release(c, "app", bo, "six"), 200u);
   EXPECT_EQ(Release(c, "app", bo, "six"), 200u);
-  EXPECT_EQ(Result(Acquire(c, "app", eve, "six", "IntentExclusive")), 0);
+  EXPECT_EQ(Code(Acquire(c, "app", eve, "six", "IntentExclusive")), 0);
 }
 
 TEST(LockRestart, AMemoryNamespaceLosesItsLocksAndSaysSoOnce) {
@@ -184,8 +186,8 @@ TEST(LockRestart, AMemoryNamespaceLosesItsLocksAndSaysSoOnce) {
     ServerProcess server(data, config);
     HttpClient c(server.port());
     mo = OpenSession(c, "Mo");
-    ASSERT_EQ(Result(Acquire(c, "fast", mo, "m", "Exclusive")), 0);
-    ASSERT_EQ(Result(Acquire(c, "app", mo, "d", "Exclusive")), 0);
+    ASSERT_EQ(Code(Acquire(c, "fast", mo, "m", "Exclusive")), 0);
+    ASSERT_EQ(Code(Acquire(c, "app", mo, "d", "Exclusive")), 0);
     durable = Holders(c, "app");
     ASSERT_EQ(durable.size(), 1u);
     server.Kill();
@@ -195,15 +197,15 @@ TEST(LockRestart, AMemoryNamespaceLosesItsLocksAndSaysSoOnce) {
   EXPECT_EQ(Holders(c, "app"), durable);
   EXPECT_TRUE(Holders(c, "fast").empty());
   const std::string ned = OpenSession(c, "Ned");
-  EXPECT_EQ(Result(Acquire(c, "app", ned, "d", "IntentShared")), -1);
+  EXPECT_EQ(Code(Acquire(c, "app", ned, "d", "IntentShared")), -1);
   // The quiet period: Mo still believes it holds "m"; nothing is granted.
-  EXPECT_EQ(Result(Acquire(c, "fast", ned, "m", "Exclusive")), -1);
-  EXPECT_EQ(Result(Acquire(c, "fast", ned, "other", "Shared")), -1);
+  EXPECT_EQ(Code(Acquire(c, "fast", ned, "m", "Exclusive")), -1);
+  EXPECT_EQ(Code(Acquire(c, "fast", ned, "other", "Shared")), -1);
   EXPECT_TRUE(LocksLost(c, mo));
   EXPECT_FALSE(LocksLost(c, mo));
   EXPECT_FALSE(LocksLost(c, ned));
-  EXPECT_EQ(Result(Acquire(c, "fast", ned, "m", "Exclusive")), 0);
-  EXPECT_EQ(Result(Acquire(c, "app", ned, "d", "IntentShared")), -1);
+  EXPECT_EQ(Code(Acquire(c, "fast", ned, "m", "Exclusive")), 0);
+  EXPECT_EQ(Code(Acquire(c, "app", ned, "d", "IntentShared")), -1);
 }
 
 }  // namespace
