@@ -32,9 +32,6 @@ TEST(ClientLocksLost, TheCallbackFiresOnceAfterARestart) {
   // The restarted server listens on the same port, so that the client's
   // keep-alives reach it.
   const std::uint16_t port = server->port();
-  const std::string same_port = dir.File("same-port.json");
-  std::ofstream(same_port) << R"({"listen": "127.0.0.1:)" << port << R"(", )"
-                           << namespaces << "}";
   auto client = Client::Create(
       {"http://127.0.0.1:" + std::to_string(port), "", milliseconds(10'000)});
   ASSERT_TRUE(client) << client.error().message;
@@ -63,7 +60,7 @@ TEST(ClientLocksLost, TheCallbackFiresOnceAfterARestart) {
   ASSERT_TRUE(durable && durable->granted());
 
   server->Kill();
-  server.emplace(data, same_port);
+  server.emplace(data, config, std::vector<std::string>{}, port);
   {
     std::unique_lock lock(mu);
     ASSERT_TRUE(told.wait_for(lock, std::chrono::seconds(20),
