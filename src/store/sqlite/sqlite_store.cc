@@ -265,21 +265,21 @@ class SqliteStore final : public Store {
       row.ns = rows->ColumnText(2);
       row.principal = rows->ColumnText(3);
       row.resource = rows->ColumnText(4);
-      const std::string name = "the lock row (session " + std::to_string(id) +
-                               ", owner " + std::to_string(owner) + ", \"" +
-                               row.ns + "\", \"" + row.principal + "\", \"" +
-                               row.resource + "\")";
+      // Named only when refused: a restart reads a million of these.
+      const auto refuse = [&](std::string_view why) {
+        return Refuse(path_, "the lock row (session " + std::to_string(id) +
+                                 ", owner " + std::to_string(owner) + ", \"" +
+                                 row.ns + "\", \"" + row.principal + "\", \"" +
+                                 row.resource + "\") " + std::string(why) +
+                                 "; restore the file from a backup");
+      };
       while (session != session_ids.end() && *session < id) ++session;
       if (session == session_ids.end() || *session != id) {
-        return Refuse(path_, name +
-                                 " has no session row; restore the file "
-                                 "from a backup");
+        return refuse("has no session row");
       }
       if (owner < 0 || owner > 1 || mode < 0 || mode >= kLockModeCount ||
           count < 0 || count > std::numeric_limits<std::uint32_t>::max()) {
-        return Refuse(path_, name +
-                                 " has an owner, mode or count out of "
-                                 "range; restore the file from a backup");
+        return refuse("has an owner, mode or count out of range");
       }
       row.owner = static_cast<LockOwner>(owner);
       row.mode = static_cast<LockMode>(mode);
