@@ -552,6 +552,18 @@ TEST(ServerAuthTest, RefusesToListenBeyondLoopbackWithoutTokens) {
   EXPECT_NE(err.find("shorter than 16"), std::string::npos) << err;
 }
 
+// A namespace keeps its locks "durable" or in "memory"; anything else is a
+// start-up error that names the choices.
+TEST(ServerConfigTest, ANamespacesLockDurabilityIsDurableOrMemory) {
+  TempDir dir;
+  std::ofstream(dir.File("bad.json"))
+      << R"({"namespaces": {"fast": {"locks": "fast"}}})";
+  auto [code, err] = RunServe(dir, "--config " + dir.File("bad.json"));
+  EXPECT_EQ(code, 1);
+  EXPECT_NE(err.find(R"("locks": "durable"|"memory")"), std::string::npos)
+      << err;
+}
+
 // Two servers on one data directory would be two lock services for the
 // same leases: the second is refused and exits, and the first serves on.
 TEST(ServerDataTest, ASecondServerOnTheSameDataIsRefused) {
