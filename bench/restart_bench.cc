@@ -331,6 +331,18 @@ int Main(int argc, char** argv) {
         std::cerr << "restoring " << s.path << " failed\n";
         return 1;
       }
+      // A fast restore that dropped rows would be no figure at all.
+      const auto want_locks = static_cast<std::size_t>(
+          s.shape.sessions * s.shape.locks_per_session);
+      if (r.keys != static_cast<std::size_t>(s.shape.keys) ||
+          r.sessions != static_cast<std::size_t>(s.shape.sessions) ||
+          r.locks != want_locks) {
+        std::cerr << "restoring " << s.path << " brought back " << r.keys
+                  << " keys, " << r.sessions << " sessions, " << r.locks
+                  << " locks; it holds " << s.shape.keys << ", "
+                  << s.shape.sessions << ", " << want_locks << "\n";
+        return 1;
+      }
       std::fprintf(stderr,
                    "  %-20s wall %7.1f ms (open %6.1f)  cpu %7.1f ms  "
                    "rss +%6.1f MiB  hwm %6.1f MiB  load %.2f\n",
