@@ -192,11 +192,12 @@ targets_for() {  # SCENARIO-KIND SET: the targets, leasehold first
   fi
 }
 
-# leasehold's group-commit counters from /metrics, as a JSON object.
+# leasehold's group-commit counters from /metrics, as a JSON object ({}
+# when it does not answer: the run goes on without them).
 store_counters() {
-  curl -fsS "${url[leasehold]}/metrics" | jq -R -s '
+  { curl -fsS "${url[leasehold]}/metrics" || true; } | jq -R -s '
     [splits("\n") | select(startswith("leasehold_store_")) | split(" ")
-     | {(.[0] | ltrimstr("leasehold_store_")): (.[1] | tonumber)}] | add'
+     | {(.[0] | ltrimstr("leasehold_store_")): (.[1] | tonumber)}] | add // {}'
 }
 
 # --- run ------------------------------------------------------------------
@@ -243,7 +244,7 @@ for ((round = 1; round <= rounds; ++round)); do
         --arg load "$load" --argjson before "$before" --argjson after "$after" \
         --argjson run_seconds "$run_seconds" \
         '. + {round: ($round|tonumber), label: $s, peer: $t, load_before: ($load|tonumber)}
-         + (if $after.batches_total then {store: {
+         + (if $before.batches_total and $after.batches_total then {store: {
              batches: ($after.batches_total - $before.batches_total),
              entries: ($after.entries_total - $before.entries_total),
              commit_seconds: ($after.commit_seconds_total - $before.commit_seconds_total),
