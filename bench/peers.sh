@@ -2,7 +2,12 @@
 # leasehold against the lock services people already run, in one run on one
 # machine: Redis, PostgreSQL, SQLite and etcd beside a leasehold server, all
 # on loopback, all driven by `leasehold-peers bench --target` (the same client
-# code, concurrency and operation mix for each). Installs the peers from
+# code, concurrency and operation mix for each). The application-lock
+# scenarios come in two sets: in memory (leasehold's "bench-memory"
+# namespace, configured "locks": "memory", beside in-memory Redis) and
+# durable (leasehold's default journaled locks beside Redis with
+# appendfsync always, PostgreSQL's one-UPDATE lock, SQLite and etcd).
+# Installs the peers from
 # Debian if missing, starts each with a throwaway data directory, runs every
 # scenario against every target, interleaved, ROUNDS times, stops everything
 # (also on Ctrl-C or error) and prints medians and leasehold's ratios.
@@ -37,14 +42,16 @@ fi
 keys=100000
 here=$(cd "$(dirname "$0")" && pwd)
 
-# scenario label, `leasehold bench` scenario, clients
+# scenario label, `leasehold bench` scenario, clients, set (targets_for)
 all_scenarios=(
-  "applock-1 applock 1"
-  "applock-16 applock 16"
-  "applock-64 applock 64"
-  "hot-16 hot 16"
-  "checkout-64 checkout 64"
-  "idle-16 idle 16"
+  "applock-1 applock 1 memory"
+  "applock-16 applock 16 memory"
+  "applock-64 applock 64 memory"
+  "applock-durable-16 applock 16 durable"
+  "applock-durable-64 applock 64 durable"
+  "hot-16 hot 16 memory"
+  "checkout-64 checkout 64 durable"
+  "idle-16 idle 16 memory"
 )
 
 # --- peers from Debian, if missing --------------------------------------
@@ -110,8 +117,12 @@ declare -A url pid_of
 # is 2): on 2 cores shared with the load generator, one thread that handles
 # a whole batch of ready requests before answering them did best
 # (docs/benchmarks.md, "Profiles, round 2").
+# Its "bench" namespace journals locks (the default); "bench-memory" keeps
+# them in memory, as leasehold did before locks were durable.
 lh_port=$(free_port)
-echo "{\"io_threads\": ${LEASEHOLD_IO_THREADS:-1}}" >"$work/leasehold.json"
+echo "{\"io_threads\": ${LEASEHOLD_IO_THREADS:-1}," \
+  "\"namespaces\": {\"bench-memory\": {\"locks\": \"memory\"}}}" \
+  >"$work/leasehold.json"
 "$binary" serve --listen "127.0.0.1:$lh_port" --data "$work/leasehold" \
   --config "$work/leasehold.json" >"$work/leasehold.log" 2>&1 &
 pids+=($!)
@@ -150,6 +161,9 @@ if [ ${#as_pg[@]} -gt 0 ]; then chown postgres: "$work/pg"; fi
   >>"$work/postgresql.log" 2>&1
 url[postgresql]="postgresql://postgres@127.0.0.1:$pg_port/postgres"
 pid_of[postgresql]=0
+# The same cluster, application locks as the one UPDATE (durable).
+url[postgresql-update]="${url[postgresql]}?mode=update"
+pid_of[postgresql-update]=0
 
 url[sqlite]="sqlite:$work/sqlite.db"
 pid_of[sqlite]=0
@@ -168,12 +182,22 @@ pid_of[etcd]=$!
 url[etcd]="etcd://127.0.0.1:$etcd_port"
 wait_port "$etcd_port" etcd
 
-targets_for() {  # SCENARIO-KIND: the targets, leasehold first
+targets_for() {  # SCENARIO-KIND SET: the targets, leasehold first
   if [ "$1" = checkout ]; then
     echo "leasehold redis-aof postgresql sqlite etcd"
+  elif [ "$2" = durable ]; then
+    echo "leasehold redis-aof postgresql-update sqlite etcd"
   else
     echo "leasehold redis postgresql sqlite etcd"
   fi
+}
+
+# leasehold's group-commit counters from /metrics, as a JSON object ({}
+# when it does not answer: the run goes on without them).
+store_counters() {
+  { curl -fsS "${url[leasehold]}/metrics" || true; } | jq -R -s '
+    [splits("\n") | select(startswith("leasehold_store_")) | split(" ")
+     | {(.[0] | ltrimstr("leasehold_store_")): (.[1] | tonumber)}] | add // {}'
 }
 
 # --- run ------------------------------------------------------------------
@@ -182,7 +206,7 @@ jsonl="$out_dir/peers.jsonl"
 : >"$jsonl"
 selected=()
 for s in "${all_scenarios[@]}"; do
-  read -r label _ _ <<<"$s"
+  read -r label _ _ _ <<<"$s"
   if [ -z "${SCENARIOS:-}" ] || [[ " $SCENARIOS " == *" $label "* ]]; then
     selected+=("$s")
   fi
@@ -191,8 +215,10 @@ started=$(date +%s)
 echo "peers: $(nproc) cores; load before: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 for ((round = 1; round <= rounds; ++round)); do
   for s in "${selected[@]}"; do
-    read -r label kind clients <<<"$s"
-    read -r -a targets <<<"$(targets_for "$kind")"
+    read -r label kind clients set <<<"$s"
+    read -r -a targets <<<"$(targets_for "$kind" "$set")"
+    ns=bench
+    if [ "$set" = memory ]; then ns=bench-memory; fi
     # Rotate the order each round: no target is always the first to run.
     n=${#targets[@]}
     for ((i = 0; i < n; ++i)); do
@@ -200,16 +226,30 @@ for ((round = 1; round <= rounds; ++round)); do
       load=$(cut -d' ' -f1 /proc/loadavg)
       extra=()
       if [ "${pid_of[$t]}" != 0 ]; then extra=(--server-pid "${pid_of[$t]}"); fi
+      before='{}'
+      if [ "$t" = leasehold ]; then before=$(store_counters); fi
+      run_started=$(date +%s.%N)
       result=$("$tool" bench --target "${url[$t]}" --scenario "$kind" \
         --connections "$clients" --duration "$window" --warmup "$warmup" \
         --keys "$keys" --hot-timeout 5s --idle-sessions $((idle_locks / 100)) \
-        --locks-per-session 100 "${extra[@]}" --json) || true
+        --locks-per-session 100 --ns "$ns" "${extra[@]}" --json) || true
       if ! jq -e . >/dev/null 2>&1 <<<"$result"; then
         result='{"ok":false,"errors":1,"phases":[]}'
       fi
+      run_seconds=$(jq -n "$(date +%s.%N) - $run_started")
+      after='{}'
+      if [ "$t" = leasehold ]; then after=$(store_counters); fi
+      # store: leasehold's commits over the whole run (warm-up included).
       jq -c --arg round "$round" --arg s "$label" --arg t "$t" \
-        --arg load "$load" \
-        '. + {round: ($round|tonumber), label: $s, peer: $t, load_before: ($load|tonumber)}' \
+        --arg load "$load" --argjson before "$before" --argjson after "$after" \
+        --argjson run_seconds "$run_seconds" \
+        '. + {round: ($round|tonumber), label: $s, peer: $t, load_before: ($load|tonumber)}
+         + (if $before.batches_total and $after.batches_total then {store: {
+             batches: ($after.batches_total - $before.batches_total),
+             entries: ($after.entries_total - $before.entries_total),
+             commit_seconds: ($after.commit_seconds_total - $before.commit_seconds_total),
+             run_seconds: $run_seconds}}
+            else {} end)' \
         <<<"$result" >>"$jsonl"
       tail -n1 "$jsonl" | jq -r '"  round \(.round) \(.label) \(.peer): \(.pairs_per_s // 0) pairs/s, errors \(.errors), load \(.load_before)"' >&2
     done

@@ -35,3 +35,16 @@ def ordered(f): reduce (.[] | f) as $x ([]; if any(.[]; . == $x) then . else . +
       | "| \($p) | \(ratio(rate("idle-16"; $p); rate("applock-16"; $p))) | \(cell("idle-16"; $p) | map(.idle.build_ms) | median | if . == null then "-" else ((. / 100 | round) / 10 | tostring) end) | \(cell("idle-16"; $p) | map(.idle.rss_bytes_before) | median | if . == null then "-" else (. / 1048576 | round | tostring) end) → \(cell("idle-16"; $p) | map(.idle.rss_bytes_after) | median | if . == null then "-" else (. / 1048576 | round | tostring) end) |"
     )
   else empty end)
+,
+( if any($runs[]; .store != null and .store.batches > 0) then
+    "",
+    "leasehold's group commit over each whole run (warm-up and the clients' sessions included), median: journal entries per commit (one fsync each), commits/s, mean commit (SQLite append + fsync) ms, and the share of the run the committer spent committing:",
+    "",
+    "| scenario | entries per commit | commits/s | mean commit, ms | committing |",
+    "|---|---:|---:|---:|---:|",
+    ( $labels[] as $l
+      | cell($l; "leasehold") | map(select(.store != null and .store.batches > 0)) as $c
+      | select($c | length > 0)
+      | "| \($l) | \($c | map(.store.entries / .store.batches) | median | . * 10 | round / 10 | tostring) | \($c | map(.store.batches / .store.run_seconds) | median | whole) | \($c | map(.store.commit_seconds / .store.batches * 1e6) | median | ms) | \($c | map(.store.commit_seconds / .store.run_seconds * 100) | median | whole)% |"
+    )
+  else empty end)

@@ -64,6 +64,10 @@ void AddBenchFlags(CLI::App* bench, BenchFlags& flags) {
       ->add_option("--hot-timeout", flags.hot_timeout,
                    "hot: how long an acquire may wait")
       ->capture_default_str();
+  bench
+      ->add_option("--ns", flags.ns,
+                   "the leasehold namespace the locks and records go in")
+      ->capture_default_str();
   bench->add_option("--token", flags.token, "bearer token to send");
   bench->add_option("--server-pid", flags.server_pid,
                     "server process for RSS (default: found by port)");
@@ -88,6 +92,7 @@ Result<BenchOptions> ToOptions(const BenchFlags& f) {
     *out = *d;
   }
   o.keys = f.keys;
+  o.ns = f.ns;
   o.idle_sessions = f.idle_sessions;
   o.locks_per_session = f.locks_per_session;
   o.server_pid = f.server_pid;

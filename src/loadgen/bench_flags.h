@@ -23,6 +23,7 @@ struct BenchFlags {
   int idle_sessions = 10'000;
   int locks_per_session = 100;
   std::string hot_timeout = "5s";
+  std::string ns = "bench";
   std::string token;
   int server_pid = 0;
   bool json = false;

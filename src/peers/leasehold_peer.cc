@@ -6,14 +6,17 @@
 // no race log (the sessions' answers are counted).
 // The benchmarks: each client opens a session and takes session-owned
 // Exclusive application locks (timeout_ms = the wait, so a contender is
-// parked in the server's FIFO queue); checkouts are the record checkout and
-// check-in of docs/api.md, each answered once on disk. They talk over one
+// parked in the server's FIFO queue), journaled before the answer unless
+// the namespace keeps its locks in memory (Prepare asks the server which);
+// checkouts are the record checkout and check-in of docs/api.md, each
+// answered once on disk. They talk over one
 // blocking http::Connection per client with the API codec, the cheapest
 // client there is.
 #include <fmt/format.h>
 
 #include <atomic>
 #include <boost/json/parse.hpp>
+#include <cstdlib>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -138,6 +141,64 @@ Status EndSession(http::Connection& http, const std::string& id) {
       http.Request(http::Method::kDelete, api::SessionPath(id), "");
   if (a.error || a.status != 204) return Unexpected("DELETE session", a);
   return Status::Ok();
+}
+
+// leasehold_store_entries_total from GET /metrics.
+Result<double> JournalEntries(http::Connection& http) {
+  const http::Answer a = http.Request(http::Method::kGet, "/metrics", "");
+  if (a.error || a.status != 200) {
+    return std::unexpected(Unexpected("GET /metrics", a));
+  }
+  constexpr std::string_view kName = "\nleasehold_store_entries_total ";
+  const std::size_t at = a.body.find(kName);
+  if (at == std::string::npos) {
+    return leasehold::Error(StatusCode::kInternal,
+                            "GET /metrics: no leasehold_store_entries_total");
+  }
+  return std::strtod(a.body.c_str() + at + kName.size(), nullptr);
+}
+
+// Session `id` takes the probe's lock in `ns` and gives it back.
+Status ProbePair(http::Connection& http, const std::string& id,
+                 const std::string& ns) {
+  const http::Answer got =
+      http.Request(http::Method::kPost, api::ApplockPath(ns, "acquire"),
+                   api::AcquireBody(id, "durability-probe",
+                                    Exclusive(std::chrono::milliseconds(0))));
+  if (got.error || got.status != 200) return Unexpected("probe acquire", got);
+  const http::Answer gave = http.Request(
+      http::Method::kPost, api::ApplockPath(ns, "release"),
+      api::ReleaseBody(id, "durability-probe", "Session", "public"));
+  if (gave.error || gave.status != 200) {
+    return Unexpected("probe release", gave);
+  }
+  return Status::Ok();
+}
+
+// Whether `ns` journals session-owned locks (the default) or keeps them in
+// memory ("locks": "memory"), asked of the server: its journal's entry count
+// across a lock taken and given back. Only the second pair is counted: a
+// session's first memory lock journals the session's mark that it has one.
+Result<bool> JournalsLocks(http::Connection& http, const std::string& ns) {
+  auto id = OpenSession(http, "bench-durability-probe");
+  if (!id) return std::unexpected(id.error());
+  auto probe = [&]() -> Result<bool> {
+    if (Status st = ProbePair(http, *id, ns); !st.ok()) {
+      return std::unexpected(st);
+    }
+    const Result<double> before = JournalEntries(http);
+    if (!before) return std::unexpected(before.error());
+    if (Status st = ProbePair(http, *id, ns); !st.ok()) {
+      return std::unexpected(st);
+    }
+    const Result<double> after = JournalEntries(http);
+    if (!after) return std::unexpected(after.error());
+    return *after > *before;
+  };
+  const Result<bool> journaled = probe();
+  const Status ended = EndSession(http, *id);
+  if (journaled && !ended.ok()) return std::unexpected(ended);
+  return journaled;
 }
 
 class LeaseholdClient final : public LockClient {
@@ -322,20 +383,30 @@ class LeaseholdPeer final : public Peer {
     return std::optional<RaceLog>();
   }
 
-  Status Prepare(Workload, std::uint64_t) override {
+  Status Prepare(Workload w, std::uint64_t) override {
     http::Connection http(address_);
     const http::Answer a = http.Request(http::Method::kGet, "/healthz", "");
     if (a.error || a.status != 200) return Unexpected("GET /healthz", a);
+    if (w == Workload::kCheckout) return Status::Ok();
+    auto journaled = JournalsLocks(http, ns_);
+    if (!journaled) return journaled.error();
+    locks_journaled_ = *journaled;
     return Status::Ok();
   }
 
   std::string Durability(Workload w) const override {
-    return w == Workload::kCheckout
-               ? "yes: on disk before the answer (SQLite WAL, "
-                 "synchronous=FULL, group commit)"
-               : "no: session-owned locks live in memory (not journaled)";
+    if (w == Workload::kCheckout || locks_journaled_) {
+      return "yes: on disk before the answer (SQLite WAL, synchronous=FULL, "
+             "group commit)";
+    }
+    return fmt::format(
+        "no: namespace {} keeps session-owned locks in memory "
+        "(\"locks\": \"memory\")",
+        ns_);
   }
-  bool Durable(Workload w) const override { return w == Workload::kCheckout; }
+  bool Durable(Workload w) const override {
+    return w == Workload::kCheckout || locks_journaled_;
+  }
 
   Result<std::unique_ptr<LockClient>> Connect(int index) override {
     auto c = std::make_unique<LeaseholdClient>(address_, ns_, index);
@@ -363,7 +434,8 @@ class LeaseholdPeer final : public Peer {
   const std::string url_;
   const http::Address address_;
   const std::string ns_;
-  std::string documents_ns_;  // the race's, fresh at each PrepareDocuments
+  std::string documents_ns_;      // the race's, fresh at each PrepareDocuments
+  bool locks_journaled_ = false;  // ns_'s locks, as Prepare found them
 };
 
 }  // namespace

@@ -25,13 +25,16 @@ namespace json = boost::json;
 const std::vector<std::string> kScenarios = {"applock", "checkout", "hot",
                                              "idle"};
 
-CommandRun Bench(const std::string& target, const std::string& scenario) {
+// `extra`: more flags, e.g. "--ns NS".
+CommandRun Bench(const std::string& target, const std::string& scenario,
+                 const std::string& extra = "") {
   return RunShell(std::string(LEASEHOLD_PEERS_BINARY) +
                   " bench --json --target '" + target + "' --scenario " +
                   scenario +
                   " --connections 3 --duration 500ms --warmup 100ms"
                   " --keys 100 --hot-timeout 2s --idle-sessions 4"
-                  " --locks-per-session 5 2>&1");
+                  " --locks-per-session 5 " +
+                  extra + " 2>&1");
 }
 
 std::int64_t Int(const json::value& v, const char* key) {
@@ -136,12 +139,21 @@ TEST(TargetBench, Sqlite) {
 
 TEST(TargetBench, LeaseholdServer) {
   TempDir dir;
-  ServerProcess server(dir.File("data"));
-  auto reports =
-      RunAll("http://127.0.0.1:" + std::to_string(server.port()), "leasehold");
+  const std::string config = dir.File("config.json");
+  std::ofstream(config) << R"({"namespaces": {"mem": {"locks": "memory"}}})";
+  ServerProcess server(dir.File("data"), config);
+  const std::string url = "http://127.0.0.1:" + std::to_string(server.port());
+  auto reports = RunAll(url, "leasehold");
   ASSERT_TRUE(reports.contains("checkout") && reports.contains("applock"));
   EXPECT_TRUE(Durable(reports["checkout"]));
-  EXPECT_FALSE(Durable(reports["applock"]));
+  // Locks are journaled by default; the report says so, as asked of the
+  // server, and says not for a namespace that keeps them in memory.
+  EXPECT_TRUE(Durable(reports["applock"])) << Durability(reports["applock"]);
+  const CommandRun memory = Bench(url, "applock", "--ns mem");
+  ASSERT_EQ(memory.code, 0) << memory.out;
+  EXPECT_FALSE(Durable(memory.json())) << memory.out;
+  EXPECT_NE(Durability(memory.json()).find("in memory"), std::string::npos)
+      << memory.out;
   // The server's FIFO queue hands the hot lock to every client in turn.
   ASSERT_TRUE(reports.contains("hot"));
   EXPECT_GT(Int(reports["hot"].at("phases").at(0).at("fairness"), "min"), 0);
