@@ -2,7 +2,6 @@
 // applied, and the file stays sound. The child is crash_writer.
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sqlite3.h>
 #include <sys/wait.h>
 
@@ -15,9 +14,8 @@
 
 #include "store/sqlite/sqlite_store.h"
 #include "tests/store/crash_pattern.h"
+#include "tests/store/spawn_child.h"
 #include "tests/testing/temp_dir.h"
-
-extern char** environ;
 
 namespace leasehold {
 namespace {
@@ -26,16 +24,8 @@ constexpr int kRounds = 50;
 constexpr int kWriterThreads = 4;
 
 pid_t StartWriter(const std::string& db, const std::string& acks, int seed) {
-  std::vector<std::string> args = {LEASEHOLD_CRASH_WRITER, db, acks,
-                                   std::to_string(kWriterThreads),
-                                   std::to_string(seed)};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = -1;
-  EXPECT_EQ(posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ),
-            0);
-  return pid;
+  return SpawnChild({LEASEHOLD_CRASH_WRITER, db, acks,
+                     std::to_string(kWriterThreads), std::to_string(seed)});
 }
 
 std::string IntegrityCheck(const std::string& path) {

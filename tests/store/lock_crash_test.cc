@@ -5,7 +5,6 @@
 // lock_crash_writer; the rules are lock_crash_history.h's.
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 
 #include <chrono>
@@ -18,9 +17,8 @@
 #include "store/restore.h"
 #include "store/sqlite/sqlite_store.h"
 #include "tests/store/lock_crash_history.h"
+#include "tests/store/spawn_child.h"
 #include "tests/testing/temp_dir.h"
-
-extern char** environ;
 
 namespace leasehold::lock_crash {
 namespace {
@@ -30,16 +28,8 @@ constexpr int kWriterThreads = 4;
 
 pid_t StartWriter(const std::string& db, const std::string& acks, int seed,
                   const std::string& ns) {
-  std::vector<std::string> args = {
-      LEASEHOLD_LOCK_CRASH_WRITER, db, acks, std::to_string(kWriterThreads),
-      std::to_string(seed),        ns};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = -1;
-  EXPECT_EQ(posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ),
-            0);
-  return pid;
+  return SpawnChild({LEASEHOLD_LOCK_CRASH_WRITER, db, acks,
+                     std::to_string(kWriterThreads), std::to_string(seed), ns});
 }
 
 std::string ReadFile(const std::string& path) {
