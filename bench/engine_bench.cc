@@ -86,6 +86,16 @@ LockKey Key(std::string_view resource) {
   return LockKey{.ns = kNs, .principal = kPrincipal, .resource = resource};
 }
 
+// The namespace as a server configured with "locks": "memory" runs it: no
+// journal entry per grant, as every lock was before locks were durable, so
+// these figures compare with earlier ones. BM_AcquireRelease_OneResource/
+// durable measures what the journal adds.
+void KeepLocksInMemory(Engine& engine) {
+  leasehold::NamespaceOptions options;
+  options.locks = leasehold::LockDurability::kMemory;
+  engine.SetNamespaceOptions(kNs, options);
+}
+
 SessionId OpenSession(Engine& engine) {
   SessionOptions options;
   options.ttl = 24h;
@@ -201,11 +211,15 @@ BENCHMARK(BM_Baseline_MapInsertErase_Distinct1M_Holding1M);
 
 // --- 1. Uncontended acquire+release pairs on one resource ------------------
 
-void BM_AcquireRelease_OneResource(benchmark::State& state, bool with_events) {
+// durable: locks journaled, and the journal taken after every call as the
+// server's write path does (the store's append is not part of it).
+void BM_AcquireRelease_OneResource(benchmark::State& state, bool with_events,
+                                   bool durable) {
   CountingSink sink;
   EngineOptions options;
   options.events = with_events ? &sink : nullptr;
   Engine engine(options);
+  if (!durable) KeepLocksInMemory(engine);
   const SessionId s = OpenSession(engine);
   const std::string resource = Name('r', 1);
   const AcquireRequest acquire = Request(s, resource, 0ms);
@@ -215,10 +229,12 @@ void BM_AcquireRelease_OneResource(benchmark::State& state, bool with_events) {
       state.SkipWithError("acquire was not granted at once");
       break;
     }
+    if (durable) benchmark::DoNotOptimize(engine.TakeJournal());
     if (!engine.Release(kNow, release).ok()) {
       state.SkipWithError("release failed");
       break;
     }
+    if (durable) benchmark::DoNotOptimize(engine.TakeJournal());
   }
   state.SetItemsProcessed(state.iterations());
   if (with_events) {
@@ -229,8 +245,9 @@ void BM_AcquireRelease_OneResource(benchmark::State& state, bool with_events) {
             std::max<benchmark::IterationCount>(state.iterations(), 1));
   }
 }
-BENCHMARK_CAPTURE(BM_AcquireRelease_OneResource, no_events, false);
-BENCHMARK_CAPTURE(BM_AcquireRelease_OneResource, with_events, true);
+BENCHMARK_CAPTURE(BM_AcquireRelease_OneResource, no_events, false, false);
+BENCHMARK_CAPTURE(BM_AcquireRelease_OneResource, with_events, true, false);
+BENCHMARK_CAPTURE(BM_AcquireRelease_OneResource, durable, false, true);
 
 // --- 2. Uncontended pairs over 1M distinct resources ------------------------
 // Each pair creates the resource and forgets it again. With holding_1m, one
@@ -240,6 +257,7 @@ BENCHMARK_CAPTURE(BM_AcquireRelease_OneResource, with_events, true);
 void BM_AcquireRelease_Distinct1M(benchmark::State& state, bool holding_1m) {
   const auto& names = MillionNames();
   Engine engine;
+  KeepLocksInMemory(engine);
   if (holding_1m) {
     const SessionId other = OpenSession(engine);
     for (const std::string& n : MillionOtherNames())
@@ -275,6 +293,7 @@ BENCHMARK_CAPTURE(BM_AcquireRelease_Distinct1M, holding_1m, true)
 void BM_Reacquire(benchmark::State& state) {
   const auto depth = static_cast<std::uint32_t>(state.range(0));
   Engine engine;
+  KeepLocksInMemory(engine);
   const SessionId s = OpenSession(engine);
   const std::string resource = Name('r', 1);
   const AcquireRequest acquire = Request(s, resource, 0ms);
@@ -306,6 +325,7 @@ BENCHMARK(BM_Reacquire)->Arg(2)->Arg(10)->Arg(100);
 
 void BM_HandOff(benchmark::State& state) {
   Engine engine;
+  KeepLocksInMemory(engine);
   SessionId holder = OpenSession(engine);
   SessionId waiter = OpenSession(engine);
   const std::string resource = Name('x', 1);
@@ -363,6 +383,7 @@ void BM_DeadlockCheck_Engine(benchmark::State& state) {
   const auto waiting = static_cast<std::size_t>(state.range(0));
   const auto length = static_cast<std::size_t>(state.range(1));
   Engine engine;
+  KeepLocksInMemory(engine);
   for (std::size_t i = 0; i < waiting; ++i) {
     const SessionId holder = OpenSession(engine);
     const SessionId waiter = OpenSession(engine);
@@ -478,6 +499,7 @@ BENCHMARK(BM_DeadlockCheck_Detector)
 void BM_DeadlockCheck_HotQueue(benchmark::State& state) {
   const auto queued = static_cast<std::size_t>(state.range(0));
   Engine engine;
+  KeepLocksInMemory(engine);
   const std::string resource = Name('q', 0);
   MustGrant(engine, OpenSession(engine), resource);
   for (std::size_t i = 0; i < queued; ++i) {
@@ -512,6 +534,7 @@ BENCHMARK(BM_DeadlockCheck_HotQueue)
 void BM_DeadlockFound_Engine(benchmark::State& state) {
   const auto length = static_cast<std::size_t>(state.range(0));
   Engine engine;
+  KeepLocksInMemory(engine);
   const SessionId m = OpenSession(engine);
   MustGrant(engine, m, Name('c', 0));
   for (std::size_t k = 1; k <= length; ++k) {
@@ -571,6 +594,7 @@ void BM_MemoryPerHeldLock(benchmark::State& state) {
   for (auto _ : state) {
     state.PauseTiming();
     auto engine = std::make_unique<Engine>();
+    KeepLocksInMemory(*engine);
     std::vector<SessionId> sessions;
     sessions.reserve(session_count);
     for (std::size_t i = 0; i < session_count; ++i) {
