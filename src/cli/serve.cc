@@ -258,6 +258,18 @@ int RunServe(const ServeFlags& flags) {
     std::cerr << "leasehold serve: " << service.error().message() << "\n";
     return 1;
   }
+  // A failed store (a full disk, an I/O error) is opened again and
+  // reloaded, as a restart would, without one (EngineService).
+  (*service)->EnableRecovery(
+      {.reopen = [path = c.data + "/leasehold.db",
+                  synchronous =
+                      c.synchronous]() -> Result<std::unique_ptr<Store>> {
+         return OpenSqliteStore(path, {.synchronous = synchronous});
+       },
+       .log =
+           [](const std::string& line) {
+             std::cerr << "leasehold: " << line << "\n";
+           }});
   server::Metrics metrics;
   server::EventHub hub;
   server::ActivityHistory history;
@@ -278,14 +290,7 @@ int RunServe(const ServeFlags& flags) {
   // Before the first request: a namespace's options (e.g. memory locks)
   // apply from its first lock on.
   for (const auto& [ns, options] : c.namespaces) {
-    std::promise<void> done;
-    (*service)->Execute<int>(
-        [ns = ns, options = options](Engine& e, Time) {
-          e.SetNamespaceOptions(ns, options);
-          return 0;
-        },
-        [&done](Result<int>) { done.set_value(); });
-    done.get_future().wait();
+    (*service)->SetNamespaceOptions(ns, options);
   }
   auto port = http.Start();
   if (!port) {

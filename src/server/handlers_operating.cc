@@ -16,9 +16,11 @@ void ServeMetrics(Call& c) {
   c.service.ReadStats(
       [&service = c.service, metrics = c.metrics, respond = c.respond](
           EngineStats engine, std::size_t parked, Time now) {
-        respond(ApiResponse{
-            200, metrics->Render(engine, parked, service.CommitStats(), now),
-            "text/plain; version=0.0.4"});
+        const Metrics::StoreReport store{service.CommitStats(),
+                                         service.Recoveries(),
+                                         service.StoreFailure().ok()};
+        respond(ApiResponse{200, metrics->Render(engine, parked, store, now),
+                            "text/plain; version=0.0.4"});
       });
 }
 

@@ -78,7 +78,8 @@ void Metrics::OnEvents(const std::vector<OwnedEvent>& events) {
 }
 
 std::string Metrics::Render(const EngineStats& engine, std::size_t parked,
-                            const GroupCommitStats& store, Time now) const {
+                            const StoreReport& report, Time now) const {
+  const GroupCommitStats& store = report.commits;
   std::lock_guard lock(mu_);
   std::ostringstream out;
   Metric(out, "leasehold_acquisitions_total", "counter",
@@ -165,6 +166,12 @@ std::string Metrics::Render(const EngineStats& engine, std::size_t parked,
           "Time spent committing, in seconds.", store.total_commit_seconds);
   gauge("leasehold_store_last_commit_seconds",
         "Latency of the last commit, in seconds.", store.last_commit_seconds);
+  gauge("leasehold_store_up",
+        "1 while the store accepts writes, 0 from a failure to its recovery.",
+        report.up ? 1 : 0);
+  counter("leasehold_store_recoveries_total",
+          "Times the server reopened and reloaded a failed store.",
+          static_cast<double>(report.recoveries));
   counter("leasehold_fence", "The last fence handed out.",
           static_cast<double>(engine.last_fence));
   return out.str();

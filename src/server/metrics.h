@@ -23,9 +23,15 @@ class Metrics {
   // Counts acquisitions by result and times waits. Thread-safe.
   void OnEvents(const std::vector<OwnedEvent>& events);
 
+  // What /metrics says of the store.
+  struct StoreReport {
+    GroupCommitStats commits;
+    std::uint64_t recoveries = 0;  // EngineService::Recoveries()
+    bool up = true;                // it accepts writes
+  };
   // The exposition text. `now` measures the oldest transaction's age.
   std::string Render(const EngineStats& engine, std::size_t parked,
-                     const GroupCommitStats& store, Time now) const;
+                     const StoreReport& store, Time now) const;
 
  private:
   void ObserveWait(double seconds);

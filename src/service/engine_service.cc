@@ -39,16 +39,29 @@ class EngineService::Sink final : public EventSink {
   std::vector<OwnedEvent> events;
 };
 
+namespace {
+
+// A new engine holding everything `store` holds, its events going to
+// `sink` (restoring announces nothing).
+template <typename Sink>
+Result<std::unique_ptr<Engine>> LoadEngine(Store& store, EngineOptions options,
+                                           Sink& sink, Time now) {
+  options.events = &sink;
+  auto engine = RestoreEngine(store, options, now);
+  sink.events.clear();
+  return engine;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<EngineService>> EngineService::Open(
     asio::io_context& io, std::unique_ptr<Store> store, EngineOptions options,
     const Clock& clock) {
   auto sink = std::make_unique<Sink>();
-  options.events = sink.get();
-  auto engine = RestoreEngine(*store, options, clock.Now());
+  auto engine = LoadEngine(*store, options, *sink, clock.Now());
   if (!engine) return std::unexpected(engine.error());
-  sink->events.clear();  // restoring announces nothing
-  std::unique_ptr<EngineService> service(
-      new EngineService(io, std::move(store), std::move(*engine), clock));
+  std::unique_ptr<EngineService> service(new EngineService(
+      io, std::move(store), std::move(*engine), options, clock));
   service->sink_ = std::move(sink);
   {
     std::lock_guard lock(service->mu_);
@@ -58,15 +71,57 @@ Result<std::unique_ptr<EngineService>> EngineService::Open(
 }
 
 EngineService::EngineService(asio::io_context& io, std::unique_ptr<Store> store,
-                             std::unique_ptr<Engine> engine, const Clock& clock)
+                             std::unique_ptr<Engine> engine,
+                             EngineOptions options, const Clock& clock)
     : io_(io),
       timer_(io),
       store_(std::move(store)),
       engine_(std::move(engine)),
+      options_(options),
       clock_(clock),
-      committer_(store_.get()) {}
+      committer_(std::make_unique<GroupCommitter>(store_.get())),
+      recovery_timer_(io) {}
 
 EngineService::~EngineService() = default;
+
+GroupCommitStats EngineService::CommitStats() const {
+  std::lock_guard lock(mu_);
+  GroupCommitStats total = retired_stats_;
+  if (committer_) {
+    const GroupCommitStats now = committer_->Stats();
+    total.batches += now.batches;
+    total.entries += now.entries;
+    total.submits += now.submits;
+    total.last_batch_entries = now.last_batch_entries;
+    total.last_commit_seconds = now.last_commit_seconds;
+    total.total_commit_seconds += now.total_commit_seconds;
+  }
+  return total;
+}
+
+Status EngineService::StoreFailure() const {
+  std::lock_guard lock(mu_);
+  return committer_ ? committer_->failure() : detached_;
+}
+
+std::uint64_t EngineService::Recoveries() const {
+  std::lock_guard lock(mu_);
+  return recoveries_;
+}
+
+void EngineService::SetNamespaceOptions(std::string ns,
+                                        NamespaceOptions options) {
+  std::lock_guard lock(mu_);
+  engine_->SetNamespaceOptions(ns, options);
+  std::erase_if(namespaces_,
+                [&](const auto& kept) { return kept.first == ns; });
+  namespaces_.emplace_back(std::move(ns), options);
+}
+
+void EngineService::EnableRecovery(Recovery recovery) {
+  std::lock_guard lock(mu_);
+  recovery_ = std::move(recovery);
+}
 
 template <typename Outcome>
 void EngineService::KeepIfParked(const Result<Outcome>& outcome,
@@ -141,6 +196,8 @@ void EngineService::Shutdown() {
     for (const auto& [id, done] : parked_) waits.push_back(id);
     for (WaitId id : waits) engine_->CancelWait(clock_.Now(), id);
     timer_.cancel();
+    stopping_ = true;  // no recovery from here on
+    recovery_timer_.cancel();
     AfterStep([&drained](const Status&) { drained.set_value(); }, ready);
   });
   drained.get_future().wait();
@@ -148,8 +205,19 @@ void EngineService::Shutdown() {
 
 void EngineService::AfterStep(Completion then, Completions& ready) {
   PendingStep step;
-  step.seq = engine_->HasJournal() ? committer_.Submit(engine_->TakeJournal())
-                                   : committer_.last_submitted();
+  // Detached (between a failure and its recovery): a step that wrote
+  // fails at once, one that only read answers.
+  Status detached_answer;
+  if (committer_ == nullptr) {
+    if (engine_->HasJournal()) {
+      (void)engine_->TakeJournal();
+      detached_answer = detached_;
+    }
+  } else {
+    step.seq = engine_->HasJournal()
+                   ? committer_->Submit(engine_->TakeJournal())
+                   : committer_->last_submitted();
+  }
   for (FinishedWait& f : engine_->TakeFinishedWaits()) {
     auto it = parked_.find(f.wait);
     if (it == parked_.end()) continue;
@@ -160,20 +228,30 @@ void EngineService::AfterStep(Completion then, Completions& ready) {
   step.events = std::move(sink_->events);
   sink_->events.clear();
   ArmTimer();
+  if (committer_ == nullptr) {
+    if (detached_answer.ok() && listener_ && !step.events.empty()) {
+      listener_(step.events);
+    }
+    for (auto& done : step.completions) {
+      ready.emplace_back(std::move(done), detached_answer);
+    }
+    return;
+  }
   const GroupCommitter::Seq seq = step.seq;
   pending_.push_back(std::move(step));
-  if (committer_.durable_seq() >= seq) {
+  if (committer_->durable_seq() >= seq) {
     Drain(ready);  // nothing to wait for: answer on this thread
     return;
   }
-  committer_.OnDurable(seq, [this](const Status&) {
+  committer_->OnDurable(seq, [this](const Status&) {
     asio::post(io_, [this] { DrainAndComplete(); });
   });
 }
 
 void EngineService::Drain(Completions& ready) {
-  const GroupCommitter::Seq durable = committer_.durable_seq();
-  const Status failure = committer_.failure();
+  if (committer_ == nullptr) return;  // detached: nothing is pending
+  const GroupCommitter::Seq durable = committer_->durable_seq();
+  const Status failure = committer_->failure();
   while (!pending_.empty() &&
          (pending_.front().seq <= durable || !failure.ok())) {
     PendingStep step = std::move(pending_.front());
@@ -182,6 +260,89 @@ void EngineService::Drain(Completions& ready) {
     if (st.ok() && listener_ && !step.events.empty()) listener_(step.events);
     for (auto& done : step.completions) ready.emplace_back(std::move(done), st);
   }
+  if (!failure.ok()) StartRecovery();
+}
+
+void EngineService::StartRecovery() {
+  if (!recovery_ || recovery_armed_ || stopping_) return;
+  recovery_armed_ = true;
+  next_retry_ = recovery_->first_retry;
+  if (recovery_->log) {
+    recovery_->log("store failed (" + committer_->failure().message() +
+                   "): writes answer unavailable until it is opened again");
+  }
+  recovery_timer_.expires_after(next_retry_);
+  recovery_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (!ec) OnRecoveryTimer();
+  });
+}
+
+void EngineService::DetachStore(Completions& ready) {
+  detached_ = committer_->failure();
+  Drain(ready);  // every pending step, with the failure
+  for (auto& [wait, done] : parked_) {
+    ready.emplace_back([done = std::move(done)](
+                           const Status& st) { done(std::unexpected(st)); },
+                       detached_);
+  }
+  parked_.clear();
+  const GroupCommitStats last = committer_->Stats();
+  retired_stats_.batches += last.batches;
+  retired_stats_.entries += last.entries;
+  retired_stats_.submits += last.submits;
+  retired_stats_.total_commit_seconds += last.total_commit_seconds;
+  committer_.reset();  // its thread ends; nothing it holds can be written
+  store_.reset();      // closed, so that it can be opened again
+}
+
+void EngineService::OnRecoveryTimer() {
+  Completions ended;
+  std::function<void(const std::string&)> log;
+  StoreOpener reopen;
+  std::string cause;
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return;
+    if (committer_ != nullptr) DetachStore(ended);
+    log = recovery_->log;
+    reopen = recovery_->reopen;
+    cause = detached_.message();
+  }
+  Complete(std::move(ended));
+  auto store = reopen();
+  auto sink = std::make_unique<Sink>();
+  Result<std::unique_ptr<Engine>> engine =
+      store ? LoadEngine(**store, options_, *sink, clock_.Now())
+            : Result<std::unique_ptr<Engine>>(std::unexpected(store.error()));
+  std::lock_guard lock(mu_);
+  if (stopping_) return;
+  if (!engine) {
+    if (log) {
+      log("store still unavailable (" + engine.error().message() +
+          "); next attempt in " + std::to_string(next_retry_.count()) + " ms");
+    }
+    next_retry_ = std::min(next_retry_ * 2, recovery_->max_retry);
+    recovery_timer_.expires_after(next_retry_);
+    recovery_timer_.async_wait([this](const boost::system::error_code& ec) {
+      if (!ec) OnRecoveryTimer();
+    });
+    return;
+  }
+  // As a restart: the new engine holds what the store holds, sessions with
+  // a fresh TTL; what the old one decided without the disk is gone.
+  store_ = std::move(*store);
+  committer_ = std::make_unique<GroupCommitter>(store_.get());
+  engine_ = std::move(*engine);
+  sink_ = std::move(sink);
+  for (const auto& [ns, options] : namespaces_) {
+    engine_->SetNamespaceOptions(ns, options);
+  }
+  detached_ = Status::Ok();
+  recovery_armed_ = false;
+  ++recoveries_;
+  timer_at_.reset();
+  ArmTimer();
+  if (log) log("store recovered: " + store_->Describe() + " after " + cause);
 }
 
 void EngineService::DrainAndComplete() {

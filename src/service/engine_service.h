@@ -18,16 +18,27 @@
 // completion is kept here, keyed by WaitId, and runs when the engine
 // decides the request (granted, timeout, cancel, deadlock). One timer,
 // set to the engine's NextDeadline(), drives expiries and timeouts.
+//
+// A store that fails (a full disk, an fsync error, a lost database
+// connection) stays failed for the committer: the engine's memory is then
+// ahead of the disk. With EnableRecovery(), the service recovers by itself,
+// as a restart would, without one: it answers what was in flight
+// (kUnavailable), closes the store, and, retrying with backoff, opens it
+// again and loads a new engine from it. Meanwhile writes answer
+// kUnavailable at once and reads answer from the engine as loaded.
 #ifndef LEASEHOLD_SERVICE_ENGINE_SERVICE_H_
 #define LEASEHOLD_SERVICE_ENGINE_SERVICE_H_
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <chrono>
 #include <deque>
 #include <functional>
 #include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <type_traits>
 #include <unordered_map>
 #include <vector>
@@ -138,13 +149,38 @@ class EngineService {
   // Ends a parked request with -2 (e.g. its client hung up).
   void CancelWait(WaitId wait);
 
+  // Opens the store again, for a recovery: a new file handle or connection
+  // to the same data. Runs on an I/O thread, never under the mutex.
+  using StoreOpener = std::function<Result<std::unique_ptr<Store>>()>;
+  struct Recovery {
+    StoreOpener reopen;
+    // The first attempt comes this long after the failure; each failed one
+    // doubles the wait, up to max_retry.
+    std::chrono::milliseconds first_retry{100};
+    std::chrono::milliseconds max_retry{5000};
+    // Told of the failure, each failed attempt and the recovery (may be
+    // empty). Runs on an I/O thread.
+    std::function<void(const std::string&)> log;
+  };
+  // Makes the service recover from a failed store by itself (see above).
+  // Call before serving, at most once.
+  void EnableRecovery(Recovery recovery);
+  // How many times the service has recovered from a failed store.
+  std::uint64_t Recoveries() const;
+
+  // Sets a namespace's options in the engine, and in every engine a
+  // recovery loads. Thread-safe.
+  void SetNamespaceOptions(std::string ns, NamespaceOptions options);
+
   // Cancels every parked request (-2) and waits until all that was
   // submitted is durable. Call before stopping the io_context.
   void Shutdown();
 
-  GroupCommitStats CommitStats() const { return committer_.Stats(); }
-  // OK while the store accepts writes; its failure once it did not.
-  Status StoreFailure() const { return committer_.failure(); }
+  // Counted over the service's life, across recoveries.
+  GroupCommitStats CommitStats() const;
+  // OK while the store accepts writes; its failure once it did not, until
+  // a recovery.
+  Status StoreFailure() const;
   // Engine statistics, the number of parked requests and the time, read
   // under the mutex; `done` runs on this thread after it is released.
   void ReadStats(std::function<void(EngineStats, std::size_t, Time)> done);
@@ -152,7 +188,8 @@ class EngineService {
  private:
   class Sink;
   EngineService(boost::asio::io_context& io, std::unique_ptr<Store> store,
-                std::unique_ptr<Engine> engine, const Clock& clock);
+                std::unique_ptr<Engine> engine, EngineOptions options,
+                const Clock& clock);
 
   // Under mu_: for a parked outcome, keeps `finished` by its wait id and
   // makes a store failure reach the caller once.
@@ -213,14 +250,35 @@ class EngineService {
   void ArmTimer();  // under mu_
   void OnTimer();
 
+  // Recovery from a failed store (EnableRecovery). Under mu_: arms the
+  // first attempt, once per failure.
+  void StartRecovery();
+  // Under mu_: answers every pending step and parked request with the
+  // store's failure, then closes the committer and the store.
+  void DetachStore(Completions& ready);
+  // On an I/O thread: detaches the failed store if still attached, opens
+  // it again and loads a new engine, or arms the next attempt.
+  void OnRecoveryTimer();
+
   boost::asio::io_context& io_;
-  std::mutex mu_;  // guards everything below except committer_
+  mutable std::mutex mu_;  // guards everything below
   boost::asio::steady_timer timer_;
-  std::unique_ptr<Store> store_;
+  std::unique_ptr<Store> store_;  // null while detached
   std::unique_ptr<Sink> sink_;
   std::unique_ptr<Engine> engine_;
+  const EngineOptions options_;  // without the sink: each engine has its own
   const Clock& clock_;
-  GroupCommitter committer_;
+  std::unique_ptr<GroupCommitter> committer_;  // null while detached
+  // Why there is no store, while detached.
+  Status detached_;
+  GroupCommitStats retired_stats_;  // of the committers before this one
+  std::vector<std::pair<std::string, NamespaceOptions>> namespaces_;
+  std::optional<Recovery> recovery_;
+  boost::asio::steady_timer recovery_timer_;
+  bool recovery_armed_ = false;
+  std::chrono::milliseconds next_retry_{0};
+  std::uint64_t recoveries_ = 0;
+  bool stopping_ = false;
   EventListener listener_;
   std::unordered_map<WaitId, WaitDone> parked_;
   std::deque<PendingStep> pending_;

@@ -379,6 +379,8 @@ TEST_F(ServerTest, MetricsCountResultsWaitsAndState) {
   EXPECT_GT(Sample(t, "leasehold_oldest_transaction_age_seconds"), 0);
   EXPECT_EQ(Sample(t, "leasehold_checkouts_active"), 1);
   EXPECT_GE(Sample(t, "leasehold_store_batches_total"), 1);
+  EXPECT_EQ(Sample(t, "leasehold_store_up"), 1);
+  EXPECT_EQ(Sample(t, "leasehold_store_recoveries_total"), 0);
   EXPECT_NE(t.find("# TYPE leasehold_wait_seconds histogram"),
             std::string::npos);
 }
