@@ -1,0 +1,199 @@
+#include "cluster/leader_lease.h"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cctype>
+#include <random>
+
+namespace leasehold::cluster {
+
+namespace {
+
+// A schema name used as is in statements: lower-case letters, digits and
+// underscores, not starting with a digit.
+bool PlainIdentifier(std::string_view name) {
+  if (name.empty() || name.size() > 63) return false;
+  if (std::isdigit(static_cast<unsigned char>(name.front()))) return false;
+  for (char c : name) {
+    if (!(std::islower(static_cast<unsigned char>(c)) ||
+          std::isdigit(static_cast<unsigned char>(c)) || c == '_')) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Durations go to the database as whole milliseconds.
+std::string Millis(std::chrono::milliseconds d) {
+  return std::to_string(d.count());
+}
+
+}  // namespace
+
+std::string LeaderLease::EpochCheckSql(std::string_view schema) {
+  return fmt::format(
+      "SELECT epoch FROM {}.leader WHERE id = 1 AND epoch = $1::bigint "
+      "FOR SHARE",
+      schema);
+}
+
+LeaderLease::LeaderLease(LeaderLeaseOptions options)
+    : options_(std::move(options)) {
+  std::random_device random;
+  holder_ = fmt::format("{}#{:08x}{:08x}", options_.node, random(), random());
+  const std::string& s = options_.schema;
+  // Free (no row), expired, or this very process's own (a take retried
+  // after its answer was lost): take it, the epoch one higher. The condition
+  // is evaluated on the latest row, after waiting for any transaction that
+  // share-locked it (EpochCheckSql), so a takeover never overlaps a write
+  // of the old leader.
+  take_sql_ = fmt::format(
+      "INSERT INTO {0}.leader AS l (id, epoch, node, advertise, expires_at) "
+      "VALUES (1, 1, $1, $2, now() + $3::bigint * interval '1 millisecond') "
+      "ON CONFLICT (id) DO UPDATE SET epoch = l.epoch + 1, "
+      "node = EXCLUDED.node, advertise = EXCLUDED.advertise, "
+      "expires_at = EXCLUDED.expires_at "
+      "WHERE l.expires_at <= now() OR l.node = EXCLUDED.node "
+      "RETURNING epoch",
+      s);
+  renew_sql_ = fmt::format(
+      "UPDATE {}.leader SET expires_at = now() + $2::bigint * "
+      "interval '1 millisecond' WHERE id = 1 AND epoch = $1::bigint "
+      "RETURNING epoch",
+      s);
+  resign_sql_ = fmt::format(
+      "UPDATE {}.leader SET expires_at = now() WHERE id = 1 AND "
+      "epoch = $1::bigint",
+      s);
+  current_sql_ = fmt::format(
+      "SELECT epoch, node, advertise, "
+      "floor(extract(epoch FROM expires_at - now()) * 1000)::bigint "
+      "FROM {}.leader WHERE id = 1",
+      s);
+}
+
+LeaderLease::~LeaderLease() = default;
+
+Result<std::unique_ptr<LeaderLease>> LeaderLease::Open(
+    LeaderLeaseOptions options) {
+  if (options.node.empty()) {
+    return std::unexpected(
+        Status(StatusCode::kBadRequest, "leader lease: the node needs a name"));
+  }
+  if (!PlainIdentifier(options.schema)) {
+    return std::unexpected(
+        Status(StatusCode::kBadRequest,
+               "leader lease: schema \"" + options.schema +
+                   "\" must be lower-case letters, digits and underscores"));
+  }
+  if (options.margin.count() <= 0 || options.margin >= options.lease) {
+    return std::unexpected(Status(
+        StatusCode::kBadRequest,
+        fmt::format("leader lease: the margin ({} ms) must be more than 0 and "
+                    "less than the lease ({} ms)",
+                    options.margin.count(), options.lease.count())));
+  }
+  std::unique_ptr<LeaderLease> lease(new LeaderLease(std::move(options)));
+  if (Status st = lease->Connect(); !st.ok()) return std::unexpected(st);
+  return lease;
+}
+
+Status LeaderLease::Connect() {
+  auto conn = pg::Connect(options_.url);
+  if (!conn) return conn.error();
+  // Two nodes starting at once may both create: the loser's statement
+  // fails on the catalog's unique index, and its second try finds it all.
+  const std::string create = fmt::format(
+      "CREATE SCHEMA IF NOT EXISTS {0}; "
+      "CREATE TABLE IF NOT EXISTS {0}.leader ("
+      "id integer PRIMARY KEY CHECK (id = 1), epoch bigint NOT NULL, "
+      "node text NOT NULL, advertise text NOT NULL, "
+      "expires_at timestamptz NOT NULL)",
+      options_.schema);
+  if (!pg::Exec(conn->get(), create) && !pg::Exec(conn->get(), create)) {
+    return pg::Failure(conn->get(), "create the leader table");
+  }
+  const std::array<pg::Statement, 4> statements = {{
+      {"lease_take", take_sql_.c_str(), 3},
+      {"lease_renew", renew_sql_.c_str(), 2},
+      {"lease_resign", resign_sql_.c_str(), 1},
+      {"lease_current", current_sql_.c_str(), 0},
+  }};
+  if (Status st = pg::Prepare(conn->get(), statements); !st.ok()) return st;
+  conn_ = std::move(*conn);
+  return Status::Ok();
+}
+
+Result<pg::PgResult> LeaderLease::Run(const pg::Statement& statement,
+                                      std::span<const char* const> values) {
+  if (conn_ == nullptr || PQstatus(conn_.get()) != CONNECTION_OK) {
+    conn_.reset();
+    if (Status st = Connect(); !st.ok()) return std::unexpected(st);
+  }
+  auto r = pg::Run(conn_.get(), statement, values);
+  if (!r && PQstatus(conn_.get()) != CONNECTION_OK) {
+    // The connection broke under the statement: once more on a new one.
+    // Taking and renewing are safe to repeat: each is one statement that
+    // either happened or not, and its condition is checked again.
+    conn_.reset();
+    if (Status st = Connect(); !st.ok()) return std::unexpected(st);
+    r = pg::Run(conn_.get(), statement, values);
+  }
+  return r;
+}
+
+Result<std::optional<std::uint64_t>> LeaderLease::TryTake() {
+  const Clock::time_point sent = Clock::now();
+  const std::string lease = Millis(options_.lease);
+  const std::array<const char*, 3> values = {
+      holder_.c_str(), options_.advertise.c_str(), lease.c_str()};
+  auto r = Run({"lease_take", take_sql_.c_str(), 3}, values);
+  if (!r) return std::unexpected(r.error());
+  if (PQntuples(r->get()) != 1) return std::nullopt;  // someone else's
+  epoch_ = std::stoull(PQgetvalue(r->get(), 0, 0));
+  valid_until_ = sent + options_.lease - options_.margin;
+  return epoch_;
+}
+
+Result<LeaderLease::Renewal> LeaderLease::Renew() {
+  if (epoch_ == 0) return Renewal::kLost;
+  const Clock::time_point sent = Clock::now();
+  const std::string epoch = std::to_string(epoch_);
+  const std::string lease = Millis(options_.lease);
+  const std::array<const char*, 2> values = {epoch.c_str(), lease.c_str()};
+  auto r = Run({"lease_renew", renew_sql_.c_str(), 2}, values);
+  if (!r) return std::unexpected(r.error());
+  if (PQntuples(r->get()) != 1) {
+    valid_until_ = Clock::time_point::min();
+    return Renewal::kLost;
+  }
+  valid_until_ = sent + options_.lease - options_.margin;
+  return Renewal::kRenewed;
+}
+
+Status LeaderLease::Resign() {
+  valid_until_ = Clock::time_point::min();  // stop acting first
+  if (epoch_ == 0) return Status::Ok();
+  const std::string epoch = std::to_string(epoch_);
+  const std::array<const char*, 1> values = {epoch.c_str()};
+  auto r = Run({"lease_resign", resign_sql_.c_str(), 1}, values);
+  if (!r) return r.error();
+  epoch_ = 0;
+  return Status::Ok();
+}
+
+Result<std::optional<LeaderRow>> LeaderLease::Current() {
+  auto r = Run({"lease_current", current_sql_.c_str(), 0}, {});
+  if (!r) return std::unexpected(r.error());
+  if (PQntuples(r->get()) != 1) return std::nullopt;
+  LeaderRow row;
+  row.epoch = std::stoull(PQgetvalue(r->get(), 0, 0));
+  row.node = PQgetvalue(r->get(), 0, 1);
+  row.advertise = PQgetvalue(r->get(), 0, 2);
+  row.expires_in =
+      std::chrono::milliseconds(std::stoll(PQgetvalue(r->get(), 0, 3)));
+  return row;
+}
+
+}  // namespace leasehold::cluster
