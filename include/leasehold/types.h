@@ -74,6 +74,10 @@ Status ValidateName(std::string_view name, std::string_view what);
 // True when `bytes` is strict UTF-8 (no overlong forms, no surrogates,
 // nothing above U+10FFFF).
 bool IsValidUtf8(std::string_view bytes);
+// `bytes` as valid UTF-8: each byte that starts no valid sequence written
+// as the four characters \xNN (lower-case hex), the rest as it is. For
+// messages that quote what a client sent.
+std::string EscapeInvalidUtf8(std::string_view bytes);
 
 }  // namespace leasehold
 

@@ -778,6 +778,10 @@ Result<LockMode> Engine::Mode(Time now, SessionId id, const LockKey& key,
   Session* s = u.sessions.Find(id);
   if (s == nullptr) return std::unexpected(SessionNotFound(id));
   if (Status st = ValidateKey(key); !st.ok()) return std::unexpected(st);
+  // As APPLOCK_MODE (error 3918) and Test: no transaction, no answer.
+  if (owner == LockOwner::kTransaction && s->transaction == nullptr) {
+    return std::unexpected(u.transactions.NoTransaction(s));
+  }
   return u.locks.Held(s, key, owner);
 }
 

@@ -117,7 +117,8 @@ TEST_F(SessionTest, CommitAndRollbackReleaseOnlyTransactionLocks) {
     ASSERT_EQ(Code(a, "session-lock", X, kSes), 0);
     ASSERT_TRUE(
         (commit ? engine_.Commit(Now(), a) : engine_.Rollback(Now(), a)).ok());
-    EXPECT_EQ(ModeOf(a, "txn-lock", kTxn), LockMode::kNoLock);
+    EXPECT_EQ(engine_.Mode(Now(), a, Key("txn-lock"), kTxn).error().code(),
+              StatusCode::kNoTransaction);
     EXPECT_EQ(ModeOf(a, "session-lock", kSes), X);
     EXPECT_EQ(Code(b, "txn-lock", X), 0);
     EXPECT_EQ(Code(b, "session-lock", X), -1);

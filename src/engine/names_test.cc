@@ -44,5 +44,18 @@ TEST(Names, CaseAndTrailingSpacesMatter) {
   EXPECT_TRUE(ValidateName("Invoice ", "resource").ok());
 }
 
+TEST(Names, EscapeInvalidUtf8KeepsValidTextAndEscapesTheRest) {
+  EXPECT_EQ(EscapeInvalidUtf8("plain"), "plain");
+  EXPECT_EQ(EscapeInvalidUtf8("caf\xc3\xa9"), "caf\xc3\xa9");
+  EXPECT_EQ(EscapeInvalidUtf8("a\xff\xfe"), "a\\xff\\xfe");
+  // A truncated sequence, a surrogate and an overlong form are not UTF-8.
+  EXPECT_EQ(EscapeInvalidUtf8("\xe2\x82"), "\\xe2\\x82");
+  EXPECT_EQ(EscapeInvalidUtf8("\xed\xa0\x80"), "\\xed\\xa0\\x80");
+  EXPECT_EQ(EscapeInvalidUtf8("\xc0\xaf!"), "\\xc0\\xaf!");
+  for (const std::string bytes : {"\xff", "ok\x80", "\xf5\x80\x80\x80"}) {
+    EXPECT_TRUE(IsValidUtf8(EscapeInvalidUtf8(bytes))) << bytes;
+  }
+}
+
 }  // namespace
 }  // namespace leasehold

@@ -117,7 +117,8 @@ ApiResponse ErrorResponse(const Status& st) {
   AnswerArena arena;
   json::object error(arena.storage());
   error["code"] = StatusCodeName(st.code());
-  error["message"] = st.message();
+  // A message may quote what the client sent, which need not be UTF-8.
+  error["message"] = EscapeInvalidUtf8(st.message());
   return JsonResponse(
       HttpStatusFor(st.code()),
       json::object({{"error", std::move(error)}}, arena.storage()));
@@ -259,6 +260,13 @@ void Api::Handle(ApiRequest request, Respond respond) {
             ? std::string_view()
             : std::string_view(
                   c.path[static_cast<std::size_t>(match.ns_index)]);
+    // A name that is no name is refused as every handler refuses it, not
+    // judged by the token first.
+    if (match.ns_index >= 0) {
+      if (Status st = ValidateName(ns, "namespace"); !st.ok()) {
+        return c.Fail(st);
+      }
+    }
     if (Status st = Authorize(*c.caller, ns, role); !st.ok()) {
       return c.Fail(st);
     }
@@ -309,7 +317,16 @@ void Api::Dispatch(Call& c) {
 
 Result<EventAccess> Api::AuthorizeEvents(std::string_view authorization,
                                          std::string_view target) const {
-  EventAccess access{QueryParam(target, "ns"), true};
+  auto query = ParseQuery(target);
+  if (!query) return std::unexpected(BadTarget());
+  auto ns = query->find("ns");
+  EventAccess access{ns == query->end() ? "" : ns->second, true};
+  // ?ns= names a namespace as a path does: the same refusals.
+  if (ns != query->end()) {
+    if (Status st = ValidateName(access.ns, "namespace"); !st.ok()) {
+      return std::unexpected(st);
+    }
+  }
   if (!options_.auth.enabled()) return access;
   auto who = options_.auth.Authenticate(authorization);
   if (!who) return std::unexpected(who.error());

@@ -8,12 +8,14 @@
 #include <tuple>
 #include <vector>
 
+#include "client/api_codec.h"
 #include "tests/integration/api_contract_fixture.h"
 
 namespace leasehold::testing {
 namespace {
 
 namespace json = boost::json;
+namespace api = client::api;
 using std::chrono::milliseconds;
 using Steady = std::chrono::steady_clock;
 
@@ -209,7 +211,11 @@ TEST_F(ApplocksApiTest, ModeReportsTheHeldCombinationLikeApplockMode) {
   EXPECT_EQ(ModeOf(c, s, "r"), "SharedIntentExclusive");
   ASSERT_EQ(Acquire(c, s, "r", "Update").status, 200u);
   EXPECT_EQ(ModeOf(c, s, "r"), "UpdateIntentExclusive");
-  EXPECT_EQ(ModeOf(c, s, "r", "Transaction"), "NoLock");
+  // Outside a transaction the Transaction owner has no mode: refused, as
+  // APPLOCK_MODE refuses it (error 3918) and as /test does.
+  EXPECT_TRUE(IsError(
+      c.Request("GET", api::ModePath("app", s, "r", "Transaction", "public")),
+      400, "no_transaction"));
   for (int i = 0; i < 3; ++i) {
     ASSERT_EQ(Release(c, s, "r").status, 200u);
     EXPECT_EQ(ModeOf(c, s, "r"), "UpdateIntentExclusive")

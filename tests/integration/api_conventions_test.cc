@@ -3,12 +3,14 @@
 // compared byte for byte, never truncated) and the body limits.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "client/api_codec.h"
 #include "tests/integration/api_contract_fixture.h"
+#include "tests/testing/temp_dir.h"
 
 namespace leasehold::testing {
 namespace {
@@ -224,6 +226,62 @@ TEST_F(ConventionsApiTest, BodiesAboveTheLimitsAre413BodyTooLarge) {
                                 J({{"name", std::string(70'000, 'n')}})),
                       413, "body_too_large"));
   EXPECT_EQ(h.Request("GET", "/healthz").status, 200u);
+}
+
+// Whatever bytes a request carries, its answer is JSON in valid UTF-8: a
+// message that quotes them writes each byte that is not UTF-8 as \xNN
+// (HttpClient parses every answer, and Boost.JSON refuses invalid UTF-8,
+// so IsError fails on such an answer).
+TEST_F(ConventionsApiTest, AnswersAreValidUtf8WhateverBytesTheRequestHad) {
+  HttpClient c(port());
+  const std::string s = OpenSession(c, "Asha");
+  auto owner = c.Request(
+      "GET", "/v1/applocks/w/mode?session=" + s + "&resource=r&owner=%ff");
+  EXPECT_TRUE(IsError(owner, 400, "bad_owner")) << owner.body;
+  EXPECT_NE(owner.body.find("\\\\xff"), std::string::npos) << owner.body;
+  auto mode = c.Request(
+      "GET", "/v1/applocks/w/test?session=" + s + "&resource=r&mode=%ff");
+  EXPECT_TRUE(IsError(mode, 400, "bad_mode")) << mode.body;
+  HttpClient raw(port());
+  const std::string answer =
+      raw.Raw("GET /\xff\xfe HTTP/1.1\r\nHost: x\r\n\r\n");
+  const std::size_t body = answer.find("\r\n\r\n");
+  ASSERT_NE(body, std::string::npos) << answer;
+  boost::system::error_code ec;
+  (void)boost::json::parse(answer.substr(body + 4), ec);  // refuses bad UTF-8
+  EXPECT_FALSE(ec) << "not JSON in UTF-8: " << answer;
+  EXPECT_NE(answer.find("404"), std::string::npos) << answer;
+}
+
+// ?ns= of the event stream names a namespace as a path does: the same
+// refusals, not a stream.
+TEST_F(ConventionsApiTest, TheEventStreamRefusesNamesAsEveryEndpointDoes) {
+  HttpClient c(port());
+  c.Send("GET", "/v1/events?ns=%ff");
+  EXPECT_TRUE(IsError(c.Receive(), 400, "bad_request"));
+  HttpClient d(port());
+  d.Send("GET", "/v1/events?ns=" + std::string(256, 'n'));
+  EXPECT_TRUE(IsError(d.Receive(), 400, "name_too_long"));
+  HttpClient e(port());
+  e.Send("GET", "/v1/events?ns=%zz");
+  EXPECT_TRUE(IsError(e.Receive(), 400, "bad_request"));
+}
+
+// With tokens, a namespace that is no name is refused as such (400), before
+// the token is judged against it.
+TEST(ConventionsWithTokensTest, ABadNamespaceIsABadRequestNotForbidden) {
+  TempDir dir;
+  const std::string config = dir.File("config.json");
+  std::ofstream(config) << R"({"tokens": [
+      {"token": "billing-token-0001", "principal": "billing",
+       "namespaces": ["billing"], "role": "write"}]})";
+  ServerProcess server(dir.File("data"), config);
+  HttpClient c(server.port());
+  c.SetBearerToken("billing-token-0001");
+  auto bad = c.Request("GET", "/v1/records/%ff/k");
+  EXPECT_TRUE(IsError(bad, 400, "bad_request")) << bad.body;
+  auto other = c.Request("GET", "/v1/records/shipping/k");
+  EXPECT_TRUE(IsError(other, 403, "forbidden")) << other.body;
 }
 
 }  // namespace

@@ -5,10 +5,13 @@
 
 #include <string>
 
+#include "client/api_codec.h"
 #include "tests/integration/api_contract_fixture.h"
 
 namespace leasehold::testing {
 namespace {
+
+namespace api = client::api;
 
 // /v1/sessions/{id}/transaction (handlers_sessions.cc).
 class TransactionsApiTest : public ApiContractTest {};
@@ -43,7 +46,9 @@ TEST_F(TransactionsApiTest, TransactionOwnedLocksEndAtCommitAndAtRollback) {
   EXPECT_EQ(Test(b, sb, "t1", "Shared"), false);
 
   EXPECT_EQ(a.Request("POST", txn + "/commit").status, 200u);
-  EXPECT_EQ(ModeOf(a, sa, "t1", "Transaction"), "NoLock");
+  EXPECT_TRUE(IsError(
+      a.Request("GET", api::ModePath("app", sa, "t1", "Transaction", "public")),
+      400, "no_transaction"));
   EXPECT_EQ(ModeOf(a, sa, "s1", "Session"), "Exclusive")
       << "a Session-owned lock survives the commit";
   EXPECT_EQ(Acquire(b, sb, "t1", "Exclusive", "Session", 0).status, 200u);
@@ -55,7 +60,7 @@ TEST_F(TransactionsApiTest, TransactionOwnedLocksEndAtCommitAndAtRollback) {
   ASSERT_EQ(Acquire(a, sa, "t2", "Update", "Transaction").status, 200u);
   EXPECT_EQ(Test(b, sb, "t2", "Update"), false);
   EXPECT_EQ(a.Request("POST", txn + "/rollback").status, 200u);
-  EXPECT_EQ(ModeOf(a, sa, "t2", "Transaction"), "NoLock");
+  EXPECT_EQ(Test(b, sb, "t2", "Exclusive"), true) << "released by the rollback";
   EXPECT_EQ(ModeOf(a, sa, "s1", "Session"), "Exclusive")
       << "a Session-owned lock survives the rollback";
   EXPECT_EQ(Acquire(b, sb, "t2", "Update", "Session", 0).status, 200u);
