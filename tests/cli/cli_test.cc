@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <thread>
 
 #include "client/api_codec.h"
@@ -425,6 +426,77 @@ TEST(CliAuthTest, TheTokenComesFromTheFlagOrTheEnvironment) {
   EXPECT_EQ(code(run + "LEASEHOLD_TOKEN=docs-writer-token-01 " + binary +
                  "lock job --ns docs -- true"),
             0);
+}
+
+// Whether `port`'s server lists a waiter in "app", polled for about 10 s.
+bool SomeoneWaitsIn(std::uint16_t port) {
+  HttpClient http(port);
+  for (int i = 0; i < 1000; ++i) {
+    auto locks = http.Request("GET", api::ApplockPath("app"));
+    for (const auto& lock : locks.json.at("locks").as_array()) {
+      if (!lock.at("waiting").as_array().empty()) return true;
+    }
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  return false;
+}
+
+TEST(CliRestartTest, LockAndRidesThroughARestartDuringItsWait) {
+  TempDir dir;
+  auto first = std::make_unique<ServerProcess>(dir.File("data"));
+  const std::uint16_t port = first->port();
+  // Another session holds b, so the command takes a and waits for b.
+  std::string holder;
+  {
+    HttpClient http(port);
+    auto opened =
+        http.Request("POST", api::SessionsPath(),
+                     api::OpenSessionBody("holder", milliseconds(60'000)));
+    ASSERT_EQ(opened.status, 201u) << opened.body;
+    holder = std::string(opened.json.at("id").as_string());
+    client::AcquireOptions now;
+    now.owner = "Session";
+    now.timeout = milliseconds(0);
+    auto held = http.Request("POST", api::ApplockPath("app", "acquire"),
+                             api::AcquireBody(holder, "b", now));
+    ASSERT_EQ(held.status, 200u) << held.body;
+  }
+  // The command prints its fences, then the locks as it sees them.
+  const std::string url = "http://127.0.0.1:" + std::to_string(port);
+  const std::string stderr_file = dir.File("stderr");
+  CommandRun run;
+  std::thread locked([&] {
+    run = RunShell("LEASEHOLD_URL=" + url + " " + LeaseholdBinary() +
+                   " lock b --and a --ns app --timeout 60s -- sh -c 'echo "
+                   "$LEASEHOLD_FENCES; " +
+                   LeaseholdBinary() + " locks --ns app --json' 2>>" +
+                   stderr_file);
+  });
+  EXPECT_TRUE(SomeoneWaitsIn(port));  // not ASSERT: `locked` must be joined
+
+  first->Kill();  // a's grant is on disk: the restart brings it back
+  ServerProcess second(dir.File("data"), "", {}, port);
+  HttpClient http(port);
+  auto released =
+      http.Request("POST", api::ApplockPath("app", "release"),
+                   api::ReleaseBody(holder, "b", "Session", "public"));
+  EXPECT_EQ(released.status, 200u) << released.body;
+  locked.join();
+  std::ifstream errors(stderr_file);
+  const std::string stderr_text(std::istreambuf_iterator<char>(errors), {});
+  ASSERT_EQ(run.code, 0) << stderr_text;
+  EXPECT_EQ(run.out.rfind("a=", 0), 0u) << run.out;
+  EXPECT_NE(run.out.find(" b="), std::string::npos) << run.out;
+  const auto seen = json::parse(run.out.substr(run.out.find('\n') + 1));
+  ASSERT_EQ(seen.at("locks").as_array().size(), 2u) << run.out;
+  for (const auto& lock : seen.at("locks").as_array()) {
+    const auto& holders = lock.at("granted").as_array();
+    ASSERT_EQ(holders.size(), 1u) << run.out;
+    EXPECT_EQ(holders[0].at("count"), 1) << "taken twice: " << run.out;
+  }
+  // The command's session ended with it: nothing is held any more.
+  auto locks = http.Request("GET", api::ApplockPath("app"));
+  EXPECT_TRUE(locks.json.at("locks").as_array().empty()) << locks.body;
 }
 
 }  // namespace
