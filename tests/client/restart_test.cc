@@ -241,10 +241,10 @@ TEST_F(ClientRestartTest, AnAcquireAllSentOnceLeavesWhatItTookBeforeTheBreak) {
   ASSERT_TRUE(SomeoneWaits(*client_));
 
   first_->Kill();
+  Restart();  // before the answer: a call asked again would see it back
   auto broken = wait.get();
   ASSERT_FALSE(broken) << "sent once, yet answered: " << broken->status;
   EXPECT_EQ(broken.error().code, "unreachable");
-  Restart();
   const LockHolder a = OnlyHolder(*client_, "a");
   EXPECT_EQ(a.session, waiter_->id()) << "a came back without its call";
   EXPECT_EQ(a.count, 1);
