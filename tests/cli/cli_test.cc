@@ -441,11 +441,20 @@ bool SomeoneWaitsIn(std::uint16_t port) {
   return false;
 }
 
-TEST(CliRestartTest, LockAndRidesThroughARestartDuringItsWait) {
+// `lock ARGS -- COMMAND` for ARGS that name b (held by another session when
+// the command starts) and maybe more: the server is killed while the
+// command waits for b and restarted on the same data and port.
+struct LockAcrossRestart {
+  std::string args;                    // after `lock`
+  std::vector<std::string> resources;  // what the command must hold
+};
+
+class CliRestartTest : public ::testing::TestWithParam<LockAcrossRestart> {};
+
+TEST_P(CliRestartTest, ALockWaitRidesThroughARestart) {
   TempDir dir;
   auto first = std::make_unique<ServerProcess>(dir.File("data"));
   const std::uint16_t port = first->port();
-  // Another session holds b, so the command takes a and waits for b.
   std::string holder;
   {
     HttpClient http(port);
@@ -461,20 +470,18 @@ TEST(CliRestartTest, LockAndRidesThroughARestartDuringItsWait) {
                              api::AcquireBody(holder, "b", now));
     ASSERT_EQ(held.status, 200u) << held.body;
   }
-  // The command prints its fences, then the locks as it sees them.
-  const std::string url = "http://127.0.0.1:" + std::to_string(port);
+  // The command prints the locks as it sees them.
   const std::string stderr_file = dir.File("stderr");
   CommandRun run;
   std::thread locked([&] {
-    run = RunShell("LEASEHOLD_URL=" + url + " " + LeaseholdBinary() +
-                   " lock b --and a --ns app --timeout 60s -- sh -c 'echo "
-                   "$LEASEHOLD_FENCES; " +
-                   LeaseholdBinary() + " locks --ns app --json' 2>>" +
-                   stderr_file);
+    run = RunShell("LEASEHOLD_URL=http://127.0.0.1:" + std::to_string(port) +
+                   " " + LeaseholdBinary() + " lock " + GetParam().args +
+                   " --ns app --timeout 60s -- " + LeaseholdBinary() +
+                   " locks --ns app --json 2>>" + stderr_file);
   });
   EXPECT_TRUE(SomeoneWaitsIn(port));  // not ASSERT: `locked` must be joined
 
-  first->Kill();  // a's grant is on disk: the restart brings it back
+  first->Kill();  // a lock taken before the wait is on disk: it comes back
   ServerProcess second(dir.File("data"), "", {}, port);
   HttpClient http(port);
   auto released =
@@ -485,19 +492,29 @@ TEST(CliRestartTest, LockAndRidesThroughARestartDuringItsWait) {
   std::ifstream errors(stderr_file);
   const std::string stderr_text(std::istreambuf_iterator<char>(errors), {});
   ASSERT_EQ(run.code, 0) << stderr_text;
-  EXPECT_EQ(run.out.rfind("a=", 0), 0u) << run.out;
-  EXPECT_NE(run.out.find(" b="), std::string::npos) << run.out;
-  const auto seen = json::parse(run.out.substr(run.out.find('\n') + 1));
-  ASSERT_EQ(seen.at("locks").as_array().size(), 2u) << run.out;
+  std::vector<std::string> held;
+  const json::value seen = run.json();
   for (const auto& lock : seen.at("locks").as_array()) {
+    held.emplace_back(lock.at("resource").as_string());
     const auto& holders = lock.at("granted").as_array();
     ASSERT_EQ(holders.size(), 1u) << run.out;
     EXPECT_EQ(holders[0].at("count"), 1) << "taken twice: " << run.out;
   }
+  EXPECT_EQ(held, GetParam().resources) << run.out;
   // The command's session ended with it: nothing is held any more.
   auto locks = http.Request("GET", api::ApplockPath("app"));
   EXPECT_TRUE(locks.json.at("locks").as_array().empty()) << locks.body;
 }
+
+INSTANTIATE_TEST_SUITE_P(OneLockAndSeveral, CliRestartTest,
+                         ::testing::Values(LockAcrossRestart{"b", {"b"}},
+                                           LockAcrossRestart{"b --and a",
+                                                             {"a", "b"}}),
+                         [](const auto& test) {
+                           return test.param.resources.size() == 1
+                                      ? std::string("Lock")
+                                      : std::string("LockAnd");
+                         });
 
 }  // namespace
 }  // namespace leasehold::testing
