@@ -272,6 +272,22 @@ class Client {
   Result<void> Rollback(std::string_view session);
 
   // Application locks.
+  //
+  // Acquire and AcquireAll ride through a restart of the server (kill -9
+  // included; docs/client.md, "Restarts"). A request of owner Session with
+  // a timeout other than 0, whose session held none of its locks when the
+  // call began, is sent again when its connection breaks, once the server
+  // answers /healthz, with what is left of the timeout; a grant that
+  // reached the server's disk before the break is adopted (result 1, fences
+  // and counts from the lock listing), never taken twice. To know what the
+  // session held, such a call first reads its mode on each lock (one GET
+  // .../mode per lock). Any other request (owner Transaction: transactions
+  // do not survive a restart; timeout 0; a lock the session holds already,
+  // re-acquired or converted) is sent once, and a break is Error
+  // "unreachable": the server may or may not have granted it (ListLocks
+  // tells). A server gone for longer than io_timeout past the lock timeout
+  // is "unreachable" too. Nobody else may take or release this session's
+  // locks on those resources while the call runs.
   Result<AcquireOutcome> Acquire(std::string_view ns, std::string_view session,
                                  std::string_view resource,
                                  const AcquireOptions& options);
@@ -287,7 +303,12 @@ class Client {
   Result<std::vector<LockInfo>> ListLocks(std::string_view ns,
                                           boost::json::value* answer = nullptr);
   // Several locks in one canonical order (bytewise by name), all or nothing
-  // within one timeout. Refusals (409) are outcomes, not Errors.
+  // within one timeout. Refusals (409) are outcomes, not Errors. The server
+  // keeps each lock the call takes on disk as it takes it, so a restart
+  // while the call waited for a later lock brings back the earlier ones;
+  // a call that rides through the restart (above) releases them before it
+  // asks again, and so stays all or nothing. One sent once does not: after
+  // its "unreachable", the session may hold some of them.
   Result<AcquireAllOutcome> AcquireAll(std::string_view ns,
                                        std::string_view session,
                                        const std::vector<LockSpec>& locks,
@@ -374,6 +395,15 @@ class Client {
  private:
   class Impl;
   explicit Client(std::shared_ptr<Impl> impl);
+  // Acquire and AcquireAll as one request each: a break is "unreachable".
+  Result<AcquireOutcome> AcquireOnce(std::string_view ns,
+                                     std::string_view session,
+                                     std::string_view resource,
+                                     const AcquireOptions& options);
+  Result<AcquireAllOutcome> AcquireAllOnce(std::string_view ns,
+                                           std::string_view session,
+                                           const std::vector<LockSpec>& locks,
+                                           const AcquireAllOptions& options);
   std::shared_ptr<Impl> impl_;
   friend class Session;
   friend class LockGuard;
@@ -399,9 +429,11 @@ class Session {
   // code is the status ("timeout", "cancelled", "deadlock"). A wait whose
   // connection breaks (the server restarted) is asked again once the server
   // answers, within the timeout; a grant that reached the server's disk
-  // before the break is adopted, not taken twice. That needs this session's
-  // locks on the resource to be taken through its guards only; where one of
-  // its guards holds the lock already, a break is Error "unreachable".
+  // before the break is adopted, not taken twice (as Client::Acquire, but
+  // without reading the mode first: the session knows its guards). That
+  // needs this session's locks on the resource to be taken through its
+  // guards only; where one of its guards holds the lock already, a break is
+  // Error "unreachable".
   Result<LockGuard> Lock(std::string ns, std::string resource,
                          AcquireOptions options = {});
 
@@ -414,10 +446,6 @@ class Session {
   friend class LockGuard;
   class Impl;
   explicit Session(std::shared_ptr<Impl> impl);
-  Result<AcquireOutcome> AcquireAcrossRestarts(const std::string& ns,
-                                               const std::string& resource,
-                                               AcquireOptions options,
-                                               bool guarded);
   std::shared_ptr<Impl> impl_;
 };
 

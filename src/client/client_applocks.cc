@@ -1,6 +1,7 @@
 // Client: application locks (docs/api.md, "Application locks").
 #include <boost/json/value.hpp>
 
+#include "client/across_restarts.h"
 #include "client/api_codec.h"
 #include "client/client_impl.h"
 
@@ -19,15 +20,41 @@ Milliseconds CallDeadline(const ClientOptions& options, Milliseconds timeout) {
 
 }  // namespace
 
-Result<AcquireOutcome> Client::Acquire(std::string_view ns,
-                                       std::string_view session,
-                                       std::string_view resource,
-                                       const AcquireOptions& options) {
+Result<AcquireOutcome> Client::AcquireOnce(std::string_view ns,
+                                           std::string_view session,
+                                           std::string_view resource,
+                                           const AcquireOptions& options) {
   const Milliseconds wait = CallDeadline(impl_->options(), options.timeout);
   return Parsed(impl_->Call("POST", ApplockPath(ns, "acquire"),
                             api::AcquireBody(session, resource, options), {409},
                             wait, Retry::kNever),
                 nullptr, api::ParseAcquireAnswer);
+}
+
+Result<AcquireAllOutcome> Client::AcquireAllOnce(
+    std::string_view ns, std::string_view session,
+    const std::vector<LockSpec>& locks, const AcquireAllOptions& options) {
+  const Milliseconds wait = CallDeadline(impl_->options(), options.timeout);
+  return Parsed(impl_->Call("POST", ApplockPath(ns, "acquire-all"),
+                            api::AcquireAllBody(session, locks, options), {409},
+                            wait, Retry::kNever),
+                nullptr, api::ParseAcquireAllAnswer);
+}
+
+Result<AcquireOutcome> Client::Acquire(std::string_view ns,
+                                       std::string_view session,
+                                       std::string_view resource,
+                                       const AcquireOptions& options) {
+  return detail::SendAcrossRestartsIfSafe<AcquireOutcome>(
+      *this,
+      {std::string(ns),
+       std::string(session),
+       options.principal,
+       {{std::string(resource), options.mode}}},
+      options.owner, options.timeout,
+      detail::WithTimeout(options, [&](const AcquireOptions& asked) {
+        return AcquireOnce(ns, session, resource, asked);
+      }));
 }
 
 Result<void> Client::Release(std::string_view ns, std::string_view session,
@@ -68,11 +95,12 @@ Result<AcquireAllOutcome> Client::AcquireAll(std::string_view ns,
                                              std::string_view session,
                                              const std::vector<LockSpec>& locks,
                                              const AcquireAllOptions& options) {
-  const Milliseconds wait = CallDeadline(impl_->options(), options.timeout);
-  return Parsed(impl_->Call("POST", ApplockPath(ns, "acquire-all"),
-                            api::AcquireAllBody(session, locks, options), {409},
-                            wait, Retry::kNever),
-                nullptr, api::ParseAcquireAllAnswer);
+  return detail::SendAcrossRestartsIfSafe<AcquireAllOutcome>(
+      *this, {std::string(ns), std::string(session), options.principal, locks},
+      options.owner, options.timeout,
+      detail::WithTimeout(options, [&](const AcquireAllOptions& asked) {
+        return AcquireAllOnce(ns, session, locks, asked);
+      }));
 }
 
 }  // namespace leasehold::client

@@ -203,6 +203,39 @@ TEST_F(DurableLockTest, WaitersAreNotRestoredButTheirSessionsAre) {
   EXPECT_EQ(done[0].result, AcquireResult::kGrantedAfterWait);
 }
 
+// Acquire-all is all or nothing while the server runs, but not across a
+// restart: each lock the call takes is journaled in the step that takes it,
+// so a restart while the call waits brings back the locks it took before
+// the wait, held by its session, without the call (its client gives them
+// back: src/client/across_restarts.h). The step that ends the wait takes
+// the rest in one batch, so a grant of the whole call comes back whole.
+TEST_F(DurableLockTest,
+       AnAcquireAllWaitingAtARestartComesBackAsTheLocksItTook) {
+  const SessionId a = Open("a");
+  const SessionId b = Open("b");
+  ASSERT_EQ(Code(a, "y", X), 0);
+  auto call = engine_.AcquireAll(
+      Now(), {b, "app", "public", kSes, -1ms, {{"z", X}, {"y", X}, {"x", X}}});
+  ASSERT_TRUE(call && call->wait) << "x is taken, y waits";
+  auto restored = Restart(engine_);
+  EXPECT_EQ(Waiting(*restored, Now()), 0u);
+  auto grants = Grants(*restored, Now());
+  ASSERT_EQ(grants.size(), 2u);
+  EXPECT_EQ(std::get<0>(grants[0]), "x");
+  EXPECT_EQ(std::get<1>(grants[0]), b);
+  EXPECT_EQ(std::get<0>(grants[1]), "y");
+  EXPECT_EQ(std::get<1>(grants[1]), a);
+
+  ASSERT_TRUE(Release(a, "y").ok());  // the call goes on: y, then z
+  const JournalBatch batch = engine_.TakeJournal();
+  ASSERT_EQ(Kinds(batch), (std::vector<Kind>{Kind::kDeleteLock, Kind::kPutLock,
+                                             Kind::kPutLock}));
+  EXPECT_EQ(batch[1].lock.resource, "y");
+  EXPECT_EQ(batch[2].lock.resource, "z");
+  EXPECT_EQ(batch[2].lock.session, b);
+  EXPECT_EQ(Grants(engine_, Now()).size(), 3u);
+}
+
 TEST_F(DurableLockTest, AnEndedSessionsRowsGoWithItsDeletion) {
   const SessionId a = Open("a");
   ASSERT_EQ(Code(a, "r1", X), 0);

@@ -12,7 +12,8 @@ namespace leasehold::server {
 
 // The commit's writes are durable; its answer has not been written.
 inline constexpr std::string_view kFaultCommitDurable = "commit.durable";
-// A waiter's grant is durable; its answer has not been written.
+// A waiter's grant (an acquire's, or an acquire-all call's whole grant) is
+// durable; its answer has not been written.
 inline constexpr std::string_view kFaultWaitGrantDurable = "wait_grant.durable";
 
 // SIGKILLs this process when LEASEHOLD_FAULT names `point`.

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <memory>
 
+#include "server/fault_point.h"
 #include "server/handlers.h"
 
 namespace leasehold::server {
@@ -165,6 +166,9 @@ void AcquireAllLocks(Call& c, const std::string& ns) {
       },
       [respond = c.respond](const Result<FinishedWait>& done) {
         if (!done) return respond(ErrorResponse(done.error()));
+        if (done->result == AcquireResult::kGrantedAfterWait) {
+          FaultPoint(kFaultWaitGrantDurable);
+        }
         respond(Answer(*done->all));
       });
 }

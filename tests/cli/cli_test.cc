@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <thread>
 
 #include "client/api_codec.h"
@@ -426,6 +427,94 @@ TEST(CliAuthTest, TheTokenComesFromTheFlagOrTheEnvironment) {
                  "lock job --ns docs -- true"),
             0);
 }
+
+// Whether `port`'s server lists a waiter in "app", polled for about 10 s.
+bool SomeoneWaitsIn(std::uint16_t port) {
+  HttpClient http(port);
+  for (int i = 0; i < 1000; ++i) {
+    auto locks = http.Request("GET", api::ApplockPath("app"));
+    for (const auto& lock : locks.json.at("locks").as_array()) {
+      if (!lock.at("waiting").as_array().empty()) return true;
+    }
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  return false;
+}
+
+// `lock ARGS -- COMMAND` for ARGS that name b (held by another session when
+// the command starts) and maybe more: the server is killed while the
+// command waits for b and restarted on the same data and port.
+struct LockAcrossRestart {
+  std::string args;                    // after `lock`
+  std::vector<std::string> resources;  // what the command must hold
+};
+
+class CliRestartTest : public ::testing::TestWithParam<LockAcrossRestart> {};
+
+TEST_P(CliRestartTest, ALockWaitRidesThroughARestart) {
+  TempDir dir;
+  auto first = std::make_unique<ServerProcess>(dir.File("data"));
+  const std::uint16_t port = first->port();
+  std::string holder;
+  {
+    HttpClient http(port);
+    auto opened =
+        http.Request("POST", api::SessionsPath(),
+                     api::OpenSessionBody("holder", milliseconds(60'000)));
+    ASSERT_EQ(opened.status, 201u) << opened.body;
+    holder = std::string(opened.json.at("id").as_string());
+    client::AcquireOptions now;
+    now.owner = "Session";
+    now.timeout = milliseconds(0);
+    auto held = http.Request("POST", api::ApplockPath("app", "acquire"),
+                             api::AcquireBody(holder, "b", now));
+    ASSERT_EQ(held.status, 200u) << held.body;
+  }
+  // The command prints the locks as it sees them.
+  const std::string stderr_file = dir.File("stderr");
+  CommandRun run;
+  std::thread locked([&] {
+    run = RunShell("LEASEHOLD_URL=http://127.0.0.1:" + std::to_string(port) +
+                   " " + LeaseholdBinary() + " lock " + GetParam().args +
+                   " --ns app --timeout 60s -- " + LeaseholdBinary() +
+                   " locks --ns app --json 2>>" + stderr_file);
+  });
+  EXPECT_TRUE(SomeoneWaitsIn(port));  // not ASSERT: `locked` must be joined
+
+  first->Kill();  // a lock taken before the wait is on disk: it comes back
+  ServerProcess second(dir.File("data"), "", {}, port);
+  HttpClient http(port);
+  auto released =
+      http.Request("POST", api::ApplockPath("app", "release"),
+                   api::ReleaseBody(holder, "b", "Session", "public"));
+  EXPECT_EQ(released.status, 200u) << released.body;
+  locked.join();
+  std::ifstream errors(stderr_file);
+  const std::string stderr_text(std::istreambuf_iterator<char>(errors), {});
+  ASSERT_EQ(run.code, 0) << stderr_text;
+  std::vector<std::string> held;
+  const json::value seen = run.json();
+  for (const auto& lock : seen.at("locks").as_array()) {
+    held.emplace_back(lock.at("resource").as_string());
+    const auto& holders = lock.at("granted").as_array();
+    ASSERT_EQ(holders.size(), 1u) << run.out;
+    EXPECT_EQ(holders[0].at("count"), 1) << "taken twice: " << run.out;
+  }
+  EXPECT_EQ(held, GetParam().resources) << run.out;
+  // The command's session ended with it: nothing is held any more.
+  auto locks = http.Request("GET", api::ApplockPath("app"));
+  EXPECT_TRUE(locks.json.at("locks").as_array().empty()) << locks.body;
+}
+
+INSTANTIATE_TEST_SUITE_P(OneLockAndSeveral, CliRestartTest,
+                         ::testing::Values(LockAcrossRestart{"b", {"b"}},
+                                           LockAcrossRestart{"b --and a",
+                                                             {"a", "b"}}),
+                         [](const auto& test) {
+                           return test.param.resources.size() == 1
+                                      ? std::string("Lock")
+                                      : std::string("LockAnd");
+                         });
 
 }  // namespace
 }  // namespace leasehold::testing

@@ -1,12 +1,14 @@
 // The C++ client across a SIGKILL of a real `leasehold serve`, restarted on
 // the same data and port: its session and locks survive, a wait whose
 // connection broke is asked again, and a grant that reached the disk before
-// the break is adopted rather than taken twice.
+// the break is adopted rather than taken twice: through Session::Lock,
+// Client::Acquire and Client::AcquireAll (docs/client.md, "Restarts").
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <future>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "leasehold/client.h"
@@ -50,76 +52,207 @@ bool SomeoneWaits(Client& c) {
   return false;
 }
 
+AcquireAllOptions Within(milliseconds timeout) {
+  AcquireAllOptions o;
+  o.owner = "Session";
+  o.timeout = timeout;
+  return o;
+}
+
+// The one holder of `resource`, as (session, count, fence); a failed
+// expectation when there is not exactly one.
+LockHolder OnlyHolder(Client& c, const std::string& resource) {
+  const auto holders = Holders(c, resource);
+  EXPECT_EQ(holders.size(), 1u) << resource;
+  return holders.empty() ? LockHolder{} : holders.front();
+}
+
+// What each test starts from: a server on its data, a session "holder"
+// holding one resource Exclusive, and a session "waiter" to wait for it.
 class ClientRestartTest : public ::testing::Test {
  protected:
-  Client Connect(std::uint16_t port) {
-    return *Client::Create(
-        {"http://127.0.0.1:" + std::to_string(port), "", milliseconds(10'000)});
+  // `fault`: the first server's fault point (LEASEHOLD_FAULT), if any.
+  void StartHolding(const std::string& resource,
+                    const std::string& fault = "") {
+    std::vector<std::string> env;
+    if (!fault.empty()) env.push_back("LEASEHOLD_FAULT=" + fault);
+    first_ = std::make_unique<ServerProcess>(dir_.File("data"), "", env);
+    port_ = first_->port();
+    client_ = *Client::Create({"http://127.0.0.1:" + std::to_string(port_), "",
+                               milliseconds(10'000)});
+    auto holder = client_->StartSession("holder", milliseconds(60'000));
+    ASSERT_TRUE(holder) << holder.error().message;
+    holder_.emplace(std::move(*holder));
+    auto held = holder_->Lock("app", resource, Exclusive(milliseconds(0)));
+    ASSERT_TRUE(held) << held.error().message;
+    held_.emplace(std::move(*held));
+    auto waiter = client_->StartSession("waiter", milliseconds(60'000));
+    ASSERT_TRUE(waiter) << waiter.error().message;
+    waiter_.emplace(std::move(*waiter));
   }
+
+  // Once the waiter waits: the holder's release grants it, the first
+  // server (started with kGrantDurable) dies before it answers, and a
+  // second one starts.
+  void GrantAndRestart() {
+    ASSERT_TRUE(SomeoneWaits(*client_));
+    (void)held_->Release();  // its answer may be lost with the server, too
+    EXPECT_NE(first_->Wait(), 0) << "the fault point did not kill it";
+    Restart();
+  }
+
+  // A server on the first one's data and port, once the first is gone.
+  void Restart() {
+    second_ = std::make_unique<ServerProcess>(
+        dir_.File("data"), "", std::vector<std::string>{}, port_);
+  }
+
   TempDir dir_;
+  std::unique_ptr<ServerProcess> first_, second_;
+  std::uint16_t port_ = 0;
+  std::optional<Client> client_;
+  std::optional<Session> holder_, waiter_;
+  std::optional<LockGuard> held_;  // the holder's lock
 };
 
-TEST_F(ClientRestartTest, AWaitBrokenByARestartIsAskedAgain) {
-  auto first = std::make_unique<ServerProcess>(dir_.File("data"));
-  const std::uint16_t port = first->port();
-  Client c = Connect(port);
-  auto holder = c.StartSession("holder", milliseconds(60'000));
-  ASSERT_TRUE(holder) << holder.error().message;
-  auto held = holder->Lock("app", "job", Exclusive(milliseconds(0)));
-  ASSERT_TRUE(held) << held.error().message;
-  auto waiter = c.StartSession("waiter", milliseconds(60'000));
-  ASSERT_TRUE(waiter) << waiter.error().message;
-  auto wait = std::async(std::launch::async, [&] {
-    return waiter->Lock("app", "job", Exclusive(milliseconds(60'000)));
-  });
-  ASSERT_TRUE(SomeoneWaits(c));
+// The fault point that kills the server once a waiter's grant is durable,
+// before the answer goes out.
+constexpr char kGrantDurable[] = "wait_grant.durable";
 
-  first->Kill();
-  ServerProcess second(dir_.File("data"), "", {}, port);
+TEST_F(ClientRestartTest, AWaitBrokenByARestartIsAskedAgain) {
+  ASSERT_NO_FATAL_FAILURE(StartHolding("job"));
+  auto wait = std::async(std::launch::async, [&] {
+    return waiter_->Lock("app", "job", Exclusive(milliseconds(60'000)));
+  });
+  ASSERT_TRUE(SomeoneWaits(*client_));
+
+  first_->Kill();
+  Restart();
   // The holder still holds it; its release lets the asked-again wait in.
-  ASSERT_TRUE(held->held());
-  ASSERT_TRUE(held->Release()) << "the restored lock releases";
+  ASSERT_TRUE(held_->held());
+  ASSERT_TRUE(held_->Release()) << "the restored lock releases";
   auto got = wait.get();
   ASSERT_TRUE(got) << got.error().code << ": " << got.error().message;
-  EXPECT_GT(got->fence(), held->fence());
-  const auto holders = Holders(c, "job");
-  ASSERT_EQ(holders.size(), 1u);
-  EXPECT_EQ(holders[0].session, waiter->id());
-  EXPECT_EQ(holders[0].count, 1);
+  EXPECT_GT(got->fence(), held_->fence());
+  const LockHolder h = OnlyHolder(*client_, "job");
+  EXPECT_EQ(h.session, waiter_->id());
+  EXPECT_EQ(h.count, 1);
 }
 
 TEST_F(ClientRestartTest, AGrantOnDiskBeforeTheBreakIsAdoptedNotTakenTwice) {
-  // This server kills itself once a waiter's grant is durable, before the
-  // answer goes out.
-  auto first = std::make_unique<ServerProcess>(
-      dir_.File("data"), "",
-      std::vector<std::string>{"LEASEHOLD_FAULT=wait_grant.durable"});
-  const std::uint16_t port = first->port();
-  Client c = Connect(port);
-  auto holder = c.StartSession("holder", milliseconds(60'000));
-  ASSERT_TRUE(holder);
-  auto held = holder->Lock("app", "job", Exclusive(milliseconds(0)));
-  ASSERT_TRUE(held);
-  auto waiter = c.StartSession("waiter", milliseconds(60'000));
-  ASSERT_TRUE(waiter);
+  ASSERT_NO_FATAL_FAILURE(StartHolding("job", kGrantDurable));
   auto wait = std::async(std::launch::async, [&] {
-    return waiter->Lock("app", "job", Exclusive(milliseconds(60'000)));
+    return waiter_->Lock("app", "job", Exclusive(milliseconds(60'000)));
   });
-  ASSERT_TRUE(SomeoneWaits(c));
-  (void)held->Release();  // grants the waiter; the server dies answering
-  EXPECT_NE(first->Wait(), 0);
-
-  ServerProcess second(dir_.File("data"), "", {}, port);
+  ASSERT_NO_FATAL_FAILURE(GrantAndRestart());
   auto got = wait.get();
   ASSERT_TRUE(got) << got.error().code << ": " << got.error().message;
   EXPECT_TRUE(got->waited());
-  const auto holders = Holders(c, "job");
-  ASSERT_EQ(holders.size(), 1u);
-  EXPECT_EQ(holders[0].session, waiter->id());
-  EXPECT_EQ(holders[0].count, 1) << "the grant was taken twice";
-  EXPECT_EQ(holders[0].fence, got->fence());
+  const LockHolder h = OnlyHolder(*client_, "job");
+  EXPECT_EQ(h.session, waiter_->id());
+  EXPECT_EQ(h.count, 1) << "the grant was taken twice";
+  EXPECT_EQ(h.fence, got->fence());
   ASSERT_TRUE(got->Release());
-  EXPECT_TRUE(Holders(c, "job").empty());
+  EXPECT_TRUE(Holders(*client_, "job").empty());
+}
+
+TEST_F(ClientRestartTest, ADirectAcquireGrantOnDiskBeforeTheBreakIsAdopted) {
+  ASSERT_NO_FATAL_FAILURE(StartHolding("job", kGrantDurable));
+  // Not a guard: the client reads the session's mode first (NoLock).
+  auto wait = std::async(std::launch::async, [&] {
+    return client_->Acquire("app", waiter_->id(), "job",
+                            Exclusive(milliseconds(60'000)));
+  });
+  ASSERT_NO_FATAL_FAILURE(GrantAndRestart());
+  auto got = wait.get();
+  ASSERT_TRUE(got) << got.error().code << ": " << got.error().message;
+  EXPECT_EQ(got->result, 1);
+  const LockHolder h = OnlyHolder(*client_, "job");
+  EXPECT_EQ(h.session, waiter_->id());
+  EXPECT_EQ(h.count, 1) << "the grant was taken twice";
+  EXPECT_EQ(h.fence, got->fence);
+}
+
+TEST_F(ClientRestartTest, AnAcquireAllGrantOnDiskBeforeTheBreakIsAdoptedWhole) {
+  ASSERT_NO_FATAL_FAILURE(StartHolding("b", kGrantDurable));
+  // Takes a, then waits for b.
+  auto wait = std::async(std::launch::async, [&] {
+    return client_->AcquireAll("app", waiter_->id(),
+                               {{"b"}, {"a", "Exclusive"}},
+                               Within(milliseconds(60'000)));
+  });
+  ASSERT_NO_FATAL_FAILURE(GrantAndRestart());
+  auto got = wait.get();
+  ASSERT_TRUE(got) << got.error().code << ": " << got.error().message;
+  EXPECT_EQ(got->result, 1);
+  ASSERT_EQ(got->locks.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    const std::string resource = i == 0 ? "a" : "b";  // canonical order
+    EXPECT_EQ(got->locks[i].resource, resource);
+    EXPECT_EQ(got->locks[i].mode, "Exclusive");
+    EXPECT_EQ(got->locks[i].count, 1) << resource;
+    const LockHolder h = OnlyHolder(*client_, resource);
+    EXPECT_EQ(h.session, waiter_->id()) << resource;
+    EXPECT_EQ(h.count, 1) << resource << " was taken twice";
+    EXPECT_EQ(h.fence, got->locks[i].fence) << resource;
+  }
+}
+
+TEST_F(ClientRestartTest, AnAcquireAllBrokenWhileWaitingGivesBackAndAsksAgain) {
+  ASSERT_NO_FATAL_FAILURE(StartHolding("b"));
+  auto wait = std::async(std::launch::async, [&] {
+    return client_->AcquireAll("app", waiter_->id(), {{"b"}, {"a"}},
+                               Within(milliseconds(60'000)));
+  });
+  ASSERT_TRUE(SomeoneWaits(*client_));
+  ASSERT_EQ(OnlyHolder(*client_, "a").session, waiter_->id())
+      << "a is taken first";
+
+  first_->Kill();  // a's grant is on disk: the restart brings it back
+  Restart();
+  ASSERT_TRUE(held_->Release()) << "the restored lock releases";
+  auto got = wait.get();
+  ASSERT_TRUE(got) << got.error().code << ": " << got.error().message;
+  ASSERT_TRUE(got->granted()) << got->status;
+  ASSERT_EQ(got->locks.size(), 2u);
+  for (const std::string resource : {"a", "b"}) {
+    const LockHolder h = OnlyHolder(*client_, resource);
+    EXPECT_EQ(h.session, waiter_->id()) << resource;
+    EXPECT_EQ(h.count, 1) << resource << " was taken twice";
+  }
+  EXPECT_GT(got->locks[1].fence, held_->fence());
+}
+
+// The engine journals each lock an acquire-all call takes as it takes it:
+// a restart while the call waits brings back the ones taken before the
+// wait, without the call. A call the client sends once (here: the session
+// holds c already, so a grant before a break could not be told from that
+// hold) reports the break, and what it had taken stays with the session.
+TEST_F(ClientRestartTest, AnAcquireAllSentOnceLeavesWhatItTookBeforeTheBreak) {
+  ASSERT_NO_FATAL_FAILURE(StartHolding("b"));
+  auto own =
+      client_->Acquire("app", waiter_->id(), "c", Exclusive(milliseconds(0)));
+  ASSERT_TRUE(own && own->granted());
+  // Takes a, waits for b; c would be re-acquired after b.
+  auto wait = std::async(std::launch::async, [&] {
+    return client_->AcquireAll("app", waiter_->id(), {{"a"}, {"b"}, {"c"}},
+                               Within(milliseconds(5'000)));
+  });
+  ASSERT_TRUE(SomeoneWaits(*client_));
+
+  first_->Kill();
+  Restart();  // before the answer: a call asked again would see it back
+  auto broken = wait.get();
+  ASSERT_FALSE(broken) << "sent once, yet answered: " << broken->status;
+  EXPECT_EQ(broken.error().code, "unreachable");
+  const LockHolder a = OnlyHolder(*client_, "a");
+  EXPECT_EQ(a.session, waiter_->id()) << "a came back without its call";
+  EXPECT_EQ(a.count, 1);
+  EXPECT_EQ(OnlyHolder(*client_, "b").session, holder_->id());
+  const LockHolder c = OnlyHolder(*client_, "c");
+  EXPECT_EQ(c.session, waiter_->id());
+  EXPECT_EQ(c.count, 1);
+  EXPECT_EQ(c.fence, own->fence);
 }
 
 }  // namespace
