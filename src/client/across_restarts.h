@@ -7,10 +7,10 @@
 // - every one, in the mode asked: the grant reached the disk before the
 //   break; it is adopted (result 1), not taken twice;
 // - none: the request is asked again;
-// - some (an acquire-all broken while it waited for a later lock: the
-//   server journals each lock the call takes as it takes it, so a restart
-//   brings back the ones taken before the wait): they are released, then
-//   the request is asked again, so that the call stays all or nothing.
+// - some (acquire-all only; a server that journals a call's locks only
+//   when it answers never leaves a part, an earlier one could): they are
+//   released, then the request is asked again, so that the call stays all
+//   or nothing.
 // That reading is right only for a call whose session held none of its
 // locks (as owner Session) when the call began: the caller makes sure of
 // that (HoldsNoneOf, or a Session's own bookkeeping of its guards) and

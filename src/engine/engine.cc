@@ -423,6 +423,13 @@ struct Engine::Units {
     }
     call.result.result = call.waited ? AcquireResult::kGrantedAfterWait
                                      : AcquireResult::kGranted;
+    // All or nothing on disk too: the call's locks were not journaled as
+    // each was taken; they are now, in the step that answers the call.
+    if (Session* s = sessions.Find(call.session)) {
+      for (const auto& l : call.result.locks) {
+        locks.JournalHeld(s, {call.ns, call.principal, l.resource}, call.owner);
+      }
+    }
     return true;
   }
 

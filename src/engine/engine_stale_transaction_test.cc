@@ -73,8 +73,9 @@ TEST_F(StaleTransactionTest, RolledBackAtTheLimitReleasingItsLocks) {
   EXPECT_EQ(engine_.Stats().open_transactions, 0u);
   // The waiter got the lock the expired transaction held.
   EXPECT_EQ(Finished(), (std::vector<std::pair<SessionId, int>>{{ravi, 1}}));
-  EXPECT_EQ(ModeOf(asha, "invoice:1", LockOwner::kTransaction),
-            LockMode::kNoLock);
+  // Asha holds nothing there: Ravi does (Mode, owner Transaction, would
+  // be refused now that Asha has no transaction).
+  EXPECT_EQ(ModeOf(ravi, "invoice:1"), LockMode::kExclusive);
 }
 
 TEST_F(StaleTransactionTest, LaterCallsSayTheTransactionExpired) {

@@ -26,7 +26,7 @@ AcquireOutcome LockManager::Acquire(Time now, Session* s, const LockKey& key,
   const Decision d = Decide(r, s, owner, mode);
   AcquireOutcome out;
   if (d.grantable) {
-    const Grant* g = GrantTo(r, s, owner, mode, now);
+    const Grant* g = GrantTo(r, s, owner, mode, now, terms.for_call);
     out.fence = g->fence;
     out.held = g->mode;
     out.count = g->count;
@@ -87,7 +87,7 @@ LockManager::Decision LockManager::Decide(Resource* r, Session* s,
 }
 
 Grant* LockManager::GrantTo(Resource* r, Session* s, LockOwner owner,
-                            LockMode mode, Time now) {
+                            LockMode mode, Time now, bool for_call) {
   Grant* g = table_.FindGrant(r, s, owner);
   if (g == nullptr) {
     g = table_.AddGrant(r, s, owner, mode, fences_->Next(), now);
@@ -96,7 +96,7 @@ Grant* LockManager::GrantTo(Resource* r, Session* s, LockOwner owner,
     ++g->count;
     g->fence = fences_->Next();
   }
-  if (!r->memory) JournalGrant(g, JournalEntry::Kind::kPutLock);
+  if (!r->memory && !for_call) JournalGrant(g, JournalEntry::Kind::kPutLock);
   if (events_ != nullptr) {
     Event e = LockEvent(EventType::kLockGranted, now, s, r, owner);
     e.mode = g->mode;
@@ -298,6 +298,23 @@ bool LockManager::EndQuietFor(Time now, Session* s) {
   return true;
 }
 
+void LockManager::JournalHeld(Session* s, const LockKey& key, LockOwner owner) {
+  Resource* r = table_.Find(key);
+  if (r != nullptr && r->memory) return;
+  const Grant* g = r != nullptr ? table_.FindGrant(r, s, owner) : nullptr;
+  if (g != nullptr) return JournalGrant(g, JournalEntry::Kind::kPutLock);
+  if (r == nullptr && IsMemoryNamespace(key.ns)) return;
+  // Gone since the call took it (its session released it meanwhile): the
+  // disk never had this call's row, and deleting none is harmless.
+  JournalEntry& e = journal_->emplace_back();
+  e.kind = JournalEntry::Kind::kDeleteLock;
+  e.lock.session = s->id;
+  e.lock.owner = owner;
+  e.lock.ns = std::string(key.ns);
+  e.lock.principal = std::string(key.principal);
+  e.lock.resource = std::string(key.resource);
+}
+
 void LockManager::JournalGrant(const Grant* g, JournalEntry::Kind kind) {
   const DecodedKey key = LockTable::DecodeKey(g->resource->key);
   JournalEntry& e = journal_->emplace_back();
@@ -455,7 +472,7 @@ void LockManager::GrantWaiter(Waiter* w, Time now) {
   const WaitId id = w->id;
   const bool for_call = w->for_call;
   Forget(w);
-  const Grant* g = GrantTo(r, s, owner, requested, now);
+  const Grant* g = GrantTo(r, s, owner, requested, now, for_call);
   Deliver(id, for_call, s->id, AcquireResult::kGrantedAfterWait, g, nullptr);
 }
 

@@ -137,6 +137,11 @@ class LockManager {
       std::map<std::string, NamespaceInfo, std::less<>>& out) const;
 
   std::size_t resource_count() const { return table_.resource_count(); }
+  // Journals `key`'s grant of (s, owner) as it is now, or its absence:
+  // an acquire-all call that succeeded makes its locks durable here, all in
+  // the step that answers it.
+  void JournalHeld(Session* s, const LockKey& key, LockOwner owner);
+
   std::size_t waiting() const { return waits_.size(); }
   std::uint64_t deadlocks() const { return deadlocks_; }
   std::uint64_t timeouts() const { return timeouts_; }
@@ -149,8 +154,11 @@ class LockManager {
   };
 
   Decision Decide(Resource* r, Session* s, LockOwner owner, LockMode mode);
+  // `for_call`: a lock of an acquire-all call, journaled only when the
+  // call succeeds (JournalHeld), so that a restart never brings back part
+  // of a call that was not answered.
   Grant* GrantTo(Resource* r, Session* s, LockOwner owner, LockMode mode,
-                 Time now);
+                 Time now, bool for_call);
   // Parks a request that `d` says must wait, into `out`.
   void Park(Time now, Session* s, Resource* r, LockOwner owner, LockMode mode,
             const Decision& d, WaitTerms& terms, AcquireOutcome& out);
