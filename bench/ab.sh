@@ -47,17 +47,8 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-free_port() {
-  local port
-  for _ in $(seq 50); do
-    port=$((20000 + RANDOM % 20000))
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-      echo "$port"
-      return 0
-    fi
-  done
-  return 1
-}
+# shellcheck source=bench/ports.sh
+source "$(dirname "$0")/ports.sh"
 
 urls=()
 for i in "${!binaries[@]}"; do

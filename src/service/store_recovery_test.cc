@@ -89,16 +89,8 @@ class StoreRecoveryTest : public ::testing::Test {
     return std::make_unique<SwitchedStore>(std::move(*store), disk_);
   }
 
-  template <typename R>
-  Result<R> Run(std::function<R(Engine&, Time)> command) {
-    std::promise<Result<R>> p;
-    service_->Execute<R>(std::move(command),
-                         [&](Result<R> r) { p.set_value(std::move(r)); });
-    return p.get_future().get();
-  }
-
   Result<SessionId> Open(const std::string& name) {
-    auto s = Run<Result<SessionInfo>>([&](Engine& e, Time now) {
+    auto s = service_->Run([&](Engine& e, Time now) {
       return e.OpenSession(now, {name, seconds(60), 0, ""});
     });
     if (!s) return std::unexpected(s.error());
@@ -123,7 +115,7 @@ class StoreRecoveryTest : public ::testing::Test {
   }
 
   LockMode ModeOf(SessionId s, const std::string& resource) {
-    auto m = Run<Result<LockMode>>([&](Engine& e, Time now) {
+    auto m = service_->Run([&](Engine& e, Time now) {
       return e.Mode(now, s, {"app", "public", resource}, LockOwner::kSession);
     });
     EXPECT_TRUE(m.has_value());
@@ -236,7 +228,7 @@ TEST_F(StoreRecoveryTest, NamespaceOptionsOutliveTheRecovery) {
   EXPECT_EQ(Acquire(quiet, *ravi, "mem", "other")->result,
             AcquireResult::kTimeout)
       << "Asha has not been told her memory locks are gone";
-  auto told = Run<Result<KeepAliveOutcome>>(
+  auto told = service_->Run(
       [&](Engine& e, Time now) { return e.KeepAlive(now, *asha); });
   ASSERT_TRUE(told && told->has_value());
   EXPECT_TRUE(told->value().locks_lost);
