@@ -1,0 +1,115 @@
+// The throwaway PostgreSQL cluster of the tests (scripts/pg-test-cluster,
+// started by the CTest fixture pg_cluster, tests/CMakeLists.txt): its URL,
+// statements run as its superuser, and a fresh database per test.
+#ifndef LEASEHOLD_TESTS_TESTING_TEST_POSTGRES_H_
+#define LEASEHOLD_TESTS_TESTING_TEST_POSTGRES_H_
+
+#include <gtest/gtest.h>
+#include <libpq-fe.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+namespace leasehold::testing {
+
+// The cluster's URL (its "postgres" database), or "" when the tests were
+// not started by CTest (LEASEHOLD_TEST_PG_URL_FILE unset).
+inline std::string TestClusterUrl() {
+  const char* file = std::getenv("LEASEHOLD_TEST_PG_URL_FILE");
+  if (file == nullptr) return "";
+  std::ifstream in(file);
+  std::string url(std::istreambuf_iterator<char>(in), {});
+  while (!url.empty() && std::isspace(static_cast<unsigned char>(url.back()))) {
+    url.pop_back();
+  }
+  return url;
+}
+
+// The same server's URL for database `name`.
+inline std::string DatabaseUrl(const std::string& cluster_url,
+                               const std::string& name) {
+  return cluster_url.substr(0, cluster_url.rfind('/') + 1) + name;
+}
+
+// Runs `sql` on `url`; a test failure, naming it, when it fails.
+inline bool PgExec(const std::string& url, const std::string& sql) {
+  PGconn* conn = PQconnectdb(url.c_str());
+  bool ok = PQstatus(conn) == CONNECTION_OK;
+  if (ok) {
+    PGresult* r = PQexec(conn, sql.c_str());
+    const auto st = PQresultStatus(r);
+    ok = st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK;
+    if (!ok) ADD_FAILURE() << sql << ": " << PQerrorMessage(conn);
+    PQclear(r);
+  } else {
+    ADD_FAILURE() << "cannot reach the test cluster at " << url << ": "
+                  << PQerrorMessage(conn);
+  }
+  PQfinish(conn);
+  return ok;
+}
+
+// The first column of the first row of `sql` on `url` ("" on failure,
+// which also fails the test).
+inline std::string PgValue(const std::string& url, const std::string& sql) {
+  PGconn* conn = PQconnectdb(url.c_str());
+  std::string value;
+  PGresult* r = PQexec(conn, sql.c_str());
+  if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) > 0) {
+    value = PQgetvalue(r, 0, 0);
+  } else {
+    ADD_FAILURE() << sql << ": " << PQerrorMessage(conn);
+  }
+  PQclear(r);
+  PQfinish(conn);
+  return value;
+}
+
+// A fresh database in the test cluster, named after `prefix`, the process
+// and the running test, dropped (with its connections) when done.
+class TestDatabase {
+ public:
+  explicit TestDatabase(const std::string& prefix) {
+    cluster_url_ = TestClusterUrl();
+    if (cluster_url_.empty()) {
+      ADD_FAILURE() << "no PostgreSQL test cluster "
+                       "(LEASEHOLD_TEST_PG_URL_FILE); run the tests through "
+                       "CTest";
+      return;
+    }
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    name_ = prefix + "_" + std::to_string(::getpid()) + "_";
+    const std::string test = info != nullptr ? info->name() : "";
+    for (char c : test) {
+      if (std::isalnum(static_cast<unsigned char>(c))) {
+        name_ += static_cast<char>(std::tolower(c));
+      }
+    }
+    name_ = name_.substr(0, 60);
+    if (PgExec(cluster_url_, "CREATE DATABASE " + name_)) {
+      url_ = DatabaseUrl(cluster_url_, name_);
+    }
+  }
+  ~TestDatabase() {
+    if (!url_.empty()) {
+      (void)PgExec(cluster_url_, "DROP DATABASE " + name_ + " WITH (FORCE)");
+    }
+  }
+  TestDatabase(const TestDatabase&) = delete;
+  TestDatabase& operator=(const TestDatabase&) = delete;
+
+  // Empty when it could not be made (the test has failed, saying why).
+  const std::string& url() const { return url_; }
+  const std::string& name() const { return name_; }
+
+ private:
+  std::string cluster_url_, name_, url_;
+};
+
+}  // namespace leasehold::testing
+
+#endif  // LEASEHOLD_TESTS_TESTING_TEST_POSTGRES_H_
