@@ -7,7 +7,10 @@
 //
 // Run: build-bench/bench/store_bench --benchmark_repetitions=3
 //      --benchmark_report_aggregates_only=true
-// Files go to $LEASEHOLD_BENCH_DIR (default /tmp).
+// Files go to $LEASEHOLD_BENCH_DIR (default /tmp). The BM_Postgres*
+// variants run the same on a PostgresStore when $LEASEHOLD_BENCH_PG_URL
+// names a server (a schema of their own, dropped first), and are skipped
+// otherwise.
 #include <benchmark/benchmark.h>
 #include <malloc.h>
 #include <sqlite3.h>
@@ -23,6 +26,8 @@
 #include <thread>
 
 #include "common/real_clock.h"
+#include "pg/connection.h"
+#include "store/postgres/postgres_store.h"
 #include "store/sqlite/sqlite_store.h"
 #include "tests/testing/running_service.h"
 
@@ -49,6 +54,30 @@ void RemoveDb(const std::string& path) {
   for (const char* suffix : {"", "-wal", "-shm"}) {
     std::filesystem::remove(path + suffix);
   }
+}
+
+// A fresh PostgresStore in schema "bench_NAME" of $LEASEHOLD_BENCH_PG_URL,
+// or null (the benchmark skipped, saying why).
+std::unique_ptr<Store> FreshPostgresStore(benchmark::State& state,
+                                          const std::string& name) {
+  const char* url = std::getenv("LEASEHOLD_BENCH_PG_URL");
+  if (url == nullptr) {
+    state.SkipWithError("set LEASEHOLD_BENCH_PG_URL to run on PostgreSQL");
+    return nullptr;
+  }
+  const std::string schema = "bench_" + name;
+  auto admin = pg::Connect(url);
+  if (!admin ||
+      !pg::Exec(admin->get(), "DROP SCHEMA IF EXISTS " + schema + " CASCADE")) {
+    state.SkipWithError("cannot reach LEASEHOLD_BENCH_PG_URL");
+    return nullptr;
+  }
+  auto store = OpenPostgresStore(url, {.schema = schema});
+  if (!store) {
+    state.SkipWithError(store.error().ToString().c_str());
+    return nullptr;
+  }
+  return std::move(*store);
 }
 
 // --- leasehold: checkout + checkin, each acknowledged only when durable ---
@@ -104,11 +133,11 @@ BENCHMARK(BM_LeaseholdDurableCheckoutCheckin)
 // --- leasehold as the server runs it: N concurrent writers as chains of
 // asynchronous commands (Execute) on the I/O threads, not N threads.
 
-void BM_ServiceDurableCheckoutCheckin(benchmark::State& state) {
+void ServiceCheckoutCheckin(benchmark::State& state,
+                            std::unique_ptr<Store> store) {
   const int writers = static_cast<int>(state.range(0));
-  const std::string path = FreshPath("service.db");
-  auto served = std::move(
-      *testing::RunningService::Open(path, *clock_for_bench, kIoThreads));
+  auto served = std::move(*testing::RunningService::Open(
+      std::move(store), *clock_for_bench, kIoThreads));
   EngineService* service = &served->service();
 
   std::atomic<std::uint64_t> pairs{0};
@@ -162,10 +191,31 @@ void BM_ServiceDurableCheckoutCheckin(benchmark::State& state) {
       stats.batches ? static_cast<double>(stats.entries) /
                           static_cast<double>(stats.batches)
                     : 0;
-  served.reset();
+  state.counters["ms_per_commit"] = stats.batches
+                                        ? 1000.0 * stats.total_commit_seconds /
+                                              static_cast<double>(stats.batches)
+                                        : 0;
+}
+
+void BM_ServiceDurableCheckoutCheckin(benchmark::State& state) {
+  const std::string path = FreshPath("service.db");
+  ServiceCheckoutCheckin(state, std::move(*OpenSqliteStore(path)));
   RemoveDb(path);
 }
 BENCHMARK(BM_ServiceDurableCheckoutCheckin)
+    ->Arg(1)
+    ->Arg(16)
+    ->Arg(64)
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// The same with one PostgreSQL transaction per group commit.
+void BM_PostgresServiceDurableCheckoutCheckin(benchmark::State& state) {
+  auto store = FreshPostgresStore(state, "service");
+  if (store != nullptr) ServiceCheckoutCheckin(state, std::move(store));
+}
+BENCHMARK(BM_PostgresServiceDurableCheckoutCheckin)
     ->Arg(1)
     ->Arg(16)
     ->Arg(64)
@@ -354,11 +404,9 @@ JournalEntry LockEntry(JournalEntry::Kind kind, LockRow row) {
 // Batches of 32 lock entries as group commit would hand them over: 16
 // grants and 16 releases (of the previous batch's grants), spread over 64
 // sessions. One fsync per batch (synchronous=FULL).
-void BM_AppendLockBatches(benchmark::State& state) {
+void AppendLockBatches(benchmark::State& state, Store& store) {
   constexpr int kSessions = 64;
   constexpr int kHalf = 16;
-  const std::string path = FreshPath("locks.db");
-  auto store = std::move(*OpenSqliteStore(path));
   JournalBatch sessions;
   for (SessionId id = 1; id <= kSessions; ++id) {
     JournalEntry e;
@@ -366,7 +414,7 @@ void BM_AppendLockBatches(benchmark::State& state) {
     e.session = BenchSession(id);
     sessions.push_back(std::move(e));
   }
-  if (!store->Append(sessions).ok()) state.SkipWithError("sessions failed");
+  if (!store.Append(sessions).ok()) state.SkipWithError("sessions failed");
   std::uint64_t n = 0;
   for (auto _ : state) {
     JournalBatch batch;
@@ -380,13 +428,26 @@ void BM_AppendLockBatches(benchmark::State& state) {
                                   BenchLock(old % kSessions + 1, old)));
       }
     }
-    if (!store->Append(batch).ok()) state.SkipWithError("append failed");
+    if (!store.Append(batch).ok()) state.SkipWithError("append failed");
   }
   state.SetItemsProcessed(state.iterations() * 2 * kHalf);
-  store.reset();
+}
+
+void BM_AppendLockBatches(benchmark::State& state) {
+  const std::string path = FreshPath("locks.db");
+  {
+    auto store = std::move(*OpenSqliteStore(path));
+    AppendLockBatches(state, *store);
+  }
   RemoveDb(path);
 }
 BENCHMARK(BM_AppendLockBatches)->UseRealTime()->MinTime(2.0);
+
+void BM_PostgresAppendLockBatches(benchmark::State& state) {
+  auto store = FreshPostgresStore(state, "locks");
+  if (store != nullptr) AppendLockBatches(state, *store);
+}
+BENCHMARK(BM_PostgresAppendLockBatches)->UseRealTime()->MinTime(2.0);
 
 constexpr int kLockSessions = 100'000;
 constexpr int kLocksPerSession = 10;

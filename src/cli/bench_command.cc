@@ -65,6 +65,7 @@ int RunBenchCommand(const BenchFlags& flags) {
         {.binary = ec ? "leasehold" : self.string(),
          .data_dir = "",  // a fresh one, removed at the end
          .config = "",
+         .store = "",
          .env = {},
          .log_to_file = true});
     if (!spawned) {

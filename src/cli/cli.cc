@@ -38,14 +38,29 @@ int Main(int argc, char** argv) {
       ->add_option("--listen", serve_flags.listen,
                    "ADDRESS:PORT (port 0: any free port)")
       ->capture_default_str();
+  auto* data_option =
+      serve
+          ->add_option("--data", serve_flags.data,
+                       "SQLite data directory (created if missing); not with "
+                       "--store")
+          ->capture_default_str();
+  serve->add_option(
+      "--store", serve_flags.store,
+      "keep the data in PostgreSQL instead: a libpq URL, e.g. "
+      "postgresql://leasehold@db1,db2/app?target_session_attrs=read-write "
+      "(the password from PGPASSWORD or ~/.pgpass, not the command line)");
   serve
-      ->add_option("--data", serve_flags.data,
-                   "data directory (created if missing)")
+      ->add_option("--store-schema", serve_flags.store_schema,
+                   "PostgreSQL schema of the --store tables (created if "
+                   "missing)")
       ->capture_default_str();
   serve->add_option("--config", serve_flags.config, "JSON config file");
   serve->add_option("--port-file", serve_flags.port_file,
                     "write the bound port to this file once serving");
-  serve->callback([&] { code = RunServe(serve_flags); });
+  serve->callback([&] {
+    serve_flags.data_given = data_option->count() > 0;
+    code = RunServe(serve_flags);
+  });
   AddLockCommands(app, code);
   AddRecordCommands(app, code);
   AddSessionCommands(app, code);

@@ -17,6 +17,7 @@
 #include "server/http_server.h"
 #include "server/metrics.h"
 #include "service/engine_service.h"
+#include "store/postgres/postgres_store.h"
 #include "store/sqlite/sqlite_store.h"
 
 namespace leasehold::cli {
@@ -36,6 +37,9 @@ struct Config {
   std::uint16_t port = 7070;
   std::string data;
   std::string synchronous = "FULL";
+  bool synchronous_given = false;
+  std::string store;  // a PostgreSQL URL: PostgresStore instead of SQLite
+  std::string store_schema = "leasehold";
   server::ApiOptions api;
   server::HttpOptions http;
   std::size_t max_body_bytes = 1 << 20;
@@ -110,7 +114,7 @@ Result<std::vector<server::TokenGrant>> ReadTokens(const json::value& v) {
 
 // Reads the config file: every key optional, unknown keys refused.
 Status ReadConfig(const std::string& path, Config& c, std::string& listen,
-                  std::string& data) {
+                  std::string& data, bool& data_given) {
   std::ifstream in(path);
   if (!in) return Status(StatusCode::kBadRequest, "cannot read config " + path);
   std::stringstream text;
@@ -132,8 +136,14 @@ Status ReadConfig(const std::string& path, Config& c, std::string& listen,
       listen = value.as_string();
     } else if (key == "data" && value.is_string()) {
       data = value.as_string();
+      data_given = true;
+    } else if (key == "store" && value.is_string()) {
+      c.store = value.as_string();
+    } else if (key == "store_schema" && value.is_string()) {
+      c.store_schema = value.as_string();
     } else if (key == "synchronous" && value.is_string()) {
       c.synchronous = value.as_string();
+      c.synchronous_given = true;
     } else if (key == "default_session_ttl_ms") {
       ok = ms(c.api.default_session_ttl);
     } else if (key == "max_session_ttl_ms") {
@@ -207,12 +217,44 @@ Status ReadConfig(const std::string& path, Config& c, std::string& listen,
   return Status::Ok();
 }
 
+// One place for the data: SQLite (--data, the default) or PostgreSQL
+// (--store), never both, and each backend with only its own settings.
+Status CheckStoreChoice(const Config& c, bool data_given) {
+  if (c.store.empty()) return Status::Ok();
+  if (data_given) {
+    return Status(StatusCode::kBadRequest,
+                  "--data (SQLite) and --store (PostgreSQL) both say where "
+                  "the data lives: give one of them");
+  }
+  if (!IsPostgresUrl(c.store)) {
+    return Status(StatusCode::kBadRequest,
+                  "--store takes a PostgreSQL URL: postgresql://USER@HOST[:"
+                  "PORT][,HOST2…]/DATABASE[?…]");
+  }
+  if (c.synchronous_given) {
+    return Status(StatusCode::kBadRequest,
+                  "\"synchronous\" is the SQLite store's setting; with "
+                  "--store, durability is PostgreSQL's synchronous_commit");
+  }
+  return Status::Ok();
+}
+
 Status Prepare(const ServeFlags& flags, Config& c) {
   std::string listen = flags.listen, data = flags.data;
+  bool data_given = flags.data_given;
+  c.store = flags.store;
+  c.store_schema = flags.store_schema;
   if (!flags.config.empty()) {
-    if (Status st = ReadConfig(flags.config, c, listen, data); !st.ok())
+    if (Status st = ReadConfig(flags.config, c, listen, data, data_given);
+        !st.ok())
       return st;
+    // The command line wins over the config file.
+    if (!flags.store.empty()) c.store = flags.store;
+    if (flags.store_schema != ServeFlags().store_schema) {
+      c.store_schema = flags.store_schema;
+    }
   }
+  if (Status st = CheckStoreChoice(c, data_given); !st.ok()) return st;
   if (Status st = ParseListen(listen, c); !st.ok()) return st;
   if (!IsLoopback(c.address) && !c.api.auth.enabled()) {
     return Status(StatusCode::kForbidden,
@@ -226,6 +268,20 @@ Status Prepare(const ServeFlags& flags, Config& c) {
   return Status::Ok();
 }
 
+Result<std::unique_ptr<Store>> OpenConfiguredStore(const Config& c) {
+  if (!c.store.empty()) {
+    return OpenPostgresStore(c.store, {.schema = c.store_schema});
+  }
+  std::error_code fs_error;
+  std::filesystem::create_directories(c.data, fs_error);
+  if (fs_error) {
+    return Error(StatusCode::kUnavailable,
+                 "cannot create " + c.data + ": " + fs_error.message());
+  }
+  return OpenSqliteStore(c.data + "/leasehold.db",
+                         {.synchronous = c.synchronous});
+}
+
 }  // namespace
 
 int RunServe(const ServeFlags& flags) {
@@ -234,15 +290,7 @@ int RunServe(const ServeFlags& flags) {
     std::cerr << "leasehold serve: " << st.message() << "\n";
     return 1;
   }
-  std::error_code fs_error;
-  std::filesystem::create_directories(c.data, fs_error);
-  if (fs_error) {
-    std::cerr << "leasehold serve: cannot create " << c.data << ": "
-              << fs_error.message() << "\n";
-    return 1;
-  }
-  auto store =
-      OpenSqliteStore(c.data + "/leasehold.db", {.synchronous = c.synchronous});
+  auto store = OpenConfiguredStore(c);
   if (!store) {
     std::cerr << "leasehold serve: " << store.error().message() << "\n";
     return 1;
@@ -258,18 +306,13 @@ int RunServe(const ServeFlags& flags) {
     std::cerr << "leasehold serve: " << service.error().message() << "\n";
     return 1;
   }
-  // A failed store (a full disk, an I/O error) is opened again and
-  // reloaded, as a restart would, without one (EngineService).
-  (*service)->EnableRecovery(
-      {.reopen = [path = c.data + "/leasehold.db",
-                  synchronous =
-                      c.synchronous]() -> Result<std::unique_ptr<Store>> {
-         return OpenSqliteStore(path, {.synchronous = synchronous});
-       },
-       .log =
-           [](const std::string& line) {
-             std::cerr << "leasehold: " << line << "\n";
-           }});
+  // A failed store (a full disk, an I/O error, a lost database) is opened
+  // again and reloaded, as a restart would, without one (EngineService).
+  (*service)->EnableRecovery({.reopen = [&c] { return OpenConfiguredStore(c); },
+                              .log =
+                                  [](const std::string& line) {
+                                    std::cerr << "leasehold: " << line << "\n";
+                                  }});
   server::Metrics metrics;
   server::EventHub hub;
   server::ActivityHistory history;
@@ -307,6 +350,7 @@ int RunServe(const ServeFlags& flags) {
     if (!ec) stop.set_value(signo);
   });
   if (!flags.port_file.empty()) {
+    std::error_code fs_error;
     std::ofstream(flags.port_file + ".tmp") << *port << "\n";
     std::filesystem::rename(flags.port_file + ".tmp", flags.port_file,
                             fs_error);

@@ -8,8 +8,13 @@ namespace leasehold::cli {
 
 struct ServeFlags {
   std::string listen = "127.0.0.1:7070";
+  // The SQLite store's directory (the default), unless `store` is set.
   std::string data = "./leasehold-data";
-  std::string config;     // JSON file; empty: none
+  bool data_given = false;  // --data was on the command line
+  // A PostgreSQL URL (postgresql://…): the PostgresStore instead of SQLite.
+  std::string store;
+  std::string store_schema = "leasehold";  // its PostgreSQL schema
+  std::string config;                      // JSON file; empty: none
   std::string port_file;  // write the bound port here once serving
 };
 

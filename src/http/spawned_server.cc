@@ -52,8 +52,12 @@ std::expected<std::unique_ptr<SpawnedServer>, std::string> SpawnedServer::Start(
   std::vector<std::string> args = {
       options.binary, "serve",
       "--listen",     "127.0.0.1:" + std::to_string(options.port),
-      "--data",       options.data_dir,
       "--port-file",  port_file};
+  if (options.store.empty()) {
+    args.insert(args.end(), {"--data", options.data_dir});
+  } else {
+    args.insert(args.end(), {"--store", options.store});
+  }
   if (!options.config.empty()) {
     args.push_back("--config");
     args.push_back(options.config);

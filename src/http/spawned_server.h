@@ -22,6 +22,9 @@ struct SpawnOptions {
   std::string data_dir;  // --data; empty: a fresh directory under the
                          // system's temporary directory, removed at the end
   std::string config;    // --config, if not empty
+  // --store (a PostgreSQL URL), if not empty: the data lives there, and
+  // data_dir only places the port file and the log.
+  std::string store;
   std::vector<std::string> env;  // "NAME=value" added to this environment
   bool log_to_file = false;  // stderr to serve.log beside the data, not ours
   // The loopback port to listen on; 0: a free one (a restart on the port

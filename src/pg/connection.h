@@ -1,7 +1,8 @@
 // leasehold_pg: the small libpq helpers of the PostgreSQL peer
-// (src/peers/postgres_peer.cc, for the race and the benchmarks): owned
-// connections and results, errors as Status, statements prepared once per
-// connection and run with text parameters.
+// (src/peers/postgres_peer.cc, for the race and the benchmarks) and the
+// PostgreSQL store (src/store/postgres, which uses the owned connections and
+// results and the errors): owned connections and results, errors as Status,
+// statements prepared once per connection and run with text parameters.
 #ifndef LEASEHOLD_PG_CONNECTION_H_
 #define LEASEHOLD_PG_CONNECTION_H_
 

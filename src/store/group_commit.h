@@ -3,12 +3,12 @@
 // Writers Submit() journal batches from any thread and get a sequence
 // number. The first writer that then waits and finds nobody writing
 // becomes the leader: it takes everything queued, appends it to the Store
-// as ONE batch (one SQLite transaction, one fsync), and marks every
-// sequence number in it durable; the others wait for it (leveldb's writer
-// queue). Under load, batches grow by themselves: while one commit is in
-// flight, the next one fills up. A lone writer commits on its own thread,
-// with no hand-off. Callers that cannot block use OnDurable(); a
-// background thread then does the leader's work for them.
+// as ONE batch (one store transaction: one fsync on SQLite, one COMMIT on
+// PostgreSQL), and marks every sequence number in it durable; the others
+// wait for it (leveldb's writer queue). Under load, batches grow by themselves:
+// while one commit is in flight, the next one fills up. A lone writer commits
+// on its own thread, with no hand-off. Callers that cannot block use
+// OnDurable(); a background thread then does the leader's work for them.
 //
 // After a failed append the committer stays failed: every later Wait()
 // answers kUnavailable, because the engine's memory is then ahead of the

@@ -1,5 +1,7 @@
 #include "store/store.h"
 
+#include <limits>
+
 namespace leasehold {
 
 Result<DurableState> Store::LoadAll() {
@@ -31,6 +33,23 @@ Result<DurableState> Store::LoadAll() {
   state.session_ids_reserved = reserved->session_ids;
   state.transaction_ids_reserved = reserved->transaction_ids;
   return state;
+}
+
+std::string_view LockRowProblem(bool has_session, std::int64_t owner,
+                                std::int64_t mode, std::int64_t count) {
+  if (!has_session) return "has no session row";
+  if (owner < 0 || owner > 1 || mode < 0 || mode >= kLockModeCount ||
+      count < 0 || count > std::numeric_limits<std::uint32_t>::max()) {
+    return "has an owner, mode or count out of range";
+  }
+  return {};
+}
+
+std::string LockRowName(std::int64_t session, std::int64_t owner,
+                        const LockRow& row) {
+  return "the lock row (session " + std::to_string(session) + ", owner " +
+         std::to_string(owner) + ", \"" + row.ns + "\", \"" + row.principal +
+         "\", \"" + row.resource + "\")";
 }
 
 }  // namespace leasehold

@@ -2,13 +2,15 @@
 //
 // The engine produces journal entries (leasehold/journal.h); a Store makes a
 // batch of them durable at once and gives the whole state back at start-up.
-// Implementations: SqliteStore (sqlite/), PostgreSQL later. Every
+// Implementations: SqliteStore (sqlite/), PostgresStore (postgres/). Every
 // implementation passes tests/store/store_conformance_test.cc.
 #ifndef LEASEHOLD_STORE_STORE_H_
 #define LEASEHOLD_STORE_STORE_H_
 
+#include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 
 #include "leasehold/journal.h"
 #include "leasehold/status.h"
@@ -58,6 +60,16 @@ class Store {
   // Where the data lives, for logs: "sqlite:/var/lib/leasehold/leasehold.db".
   virtual std::string Describe() const = 0;
 };
+
+// For implementations of Load: why a lock row read back could not have been
+// appended ("" when it could): its session has no row, or its owner, mode
+// or count (as stored) is out of range.
+std::string_view LockRowProblem(bool has_session, std::int64_t owner,
+                                std::int64_t mode, std::int64_t count);
+// How a refusal names that row: the lock row (session S, owner O, "ns",
+// "principal", "resource").
+std::string LockRowName(std::int64_t session, std::int64_t owner,
+                        const LockRow& row);
 
 }  // namespace leasehold
 

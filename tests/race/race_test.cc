@@ -4,12 +4,10 @@
 // started by CTest before these tests) and a real `leasehold serve`; and
 // the `leasehold` binary saying where these commands went.
 #include <gtest/gtest.h>
-#include <libpq-fe.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <boost/json.hpp>
-#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -19,6 +17,7 @@
 
 #include "tests/testing/server_process.h"
 #include "tests/testing/temp_dir.h"
+#include "tests/testing/test_postgres.h"
 
 namespace leasehold::testing {
 namespace {
@@ -35,55 +34,6 @@ std::string ReadFile(const std::string& path) {
   std::ifstream in(path);
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
-
-// The URL of a fresh database in the test cluster, dropped when done.
-class PostgresDatabase {
- public:
-  PostgresDatabase() {
-    const char* file = std::getenv("LEASEHOLD_TEST_PG_URL_FILE");
-    if (file == nullptr) return;
-    admin_url_ = ReadFile(file);
-    while (!admin_url_.empty() && std::isspace(admin_url_.back())) {
-      admin_url_.pop_back();
-    }
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    name_ = "race_" + std::to_string(::getpid());
-    for (char c : std::string(info->name())) {
-      if (std::isalnum(static_cast<unsigned char>(c))) {
-        name_ += static_cast<char>(std::tolower(c));
-      }
-    }
-    name_ = name_.substr(0, 60);
-    if (Admin("CREATE DATABASE " + name_)) {
-      url_ = admin_url_.substr(0, admin_url_.rfind('/') + 1) + name_;
-    }
-  }
-  ~PostgresDatabase() {
-    if (!url_.empty()) (void)Admin("DROP DATABASE " + name_ + " WITH (FORCE)");
-  }
-
-  // Empty when the cluster is not there (the test then fails, saying so).
-  const std::string& url() const { return url_; }
-
- private:
-  bool Admin(const std::string& sql) {
-    PGconn* conn = PQconnectdb(admin_url_.c_str());
-    bool ok = PQstatus(conn) == CONNECTION_OK;
-    if (ok) {
-      PGresult* r = PQexec(conn, sql.c_str());
-      ok = PQresultStatus(r) == PGRES_COMMAND_OK;
-      if (!ok) ADD_FAILURE() << sql << ": " << PQerrorMessage(conn);
-      PQclear(r);
-    } else {
-      ADD_FAILURE() << "cannot reach the test cluster at " << admin_url_ << ": "
-                    << PQerrorMessage(conn);
-    }
-    PQfinish(conn);
-    return ok;
-  }
-
-  std::string admin_url_, name_, url_;
-};
 
 enum class Kind { kSqlite, kPostgres, kLeasehold };
 
@@ -112,10 +62,8 @@ class RaceTest : public ::testing::TestWithParam<Kind> {
         target_ = "sqlite:" + dir_.File("race.db");
         break;
       case Kind::kPostgres:
-        postgres_ = std::make_unique<PostgresDatabase>();
-        ASSERT_FALSE(postgres_->url().empty())
-            << "no PostgreSQL test cluster (LEASEHOLD_TEST_PG_URL_FILE); "
-               "run the tests through CTest";
+        postgres_ = std::make_unique<TestDatabase>("race");
+        ASSERT_FALSE(postgres_->url().empty());
         target_ = postgres_->url();
         break;
       case Kind::kLeasehold:
@@ -166,7 +114,7 @@ class RaceTest : public ::testing::TestWithParam<Kind> {
 
   TempDir dir_;
   std::string target_;
-  std::unique_ptr<PostgresDatabase> postgres_;
+  std::unique_ptr<TestDatabase> postgres_;
   std::unique_ptr<ServerProcess> server_;
 };
 

@@ -1,5 +1,6 @@
 // The crash test's child: writes acknowledged pairs from several threads
-// until it is killed. Usage: crash_writer DB ACKS THREADS SEED
+// until it is killed. Usage: crash_writer STORE ACKS THREADS SEED
+// STORE is a SQLite file or a PostgreSQL URL (tests/store/any_store.h).
 // Every command goes through the server's write path (EngineService, with
 // two I/O threads as `leasehold serve` has by default). After each
 // acknowledged command it appends "key_a version key_b version" to ACKS with
@@ -15,8 +16,8 @@
 #include <vector>
 
 #include "common/real_clock.h"
+#include "tests/store/any_store.h"
 #include "tests/store/crash_pattern.h"
-#include "tests/testing/running_service.h"
 
 namespace leasehold::crash {
 namespace {
@@ -53,11 +54,11 @@ std::pair<std::uint64_t, std::uint64_t> WritePair(Engine& engine, Time now,
 
 int Main(int argc, char** argv) {
   if (argc != 5) {
-    std::fprintf(stderr, "usage: crash_writer DB ACKS THREADS SEED\n");
+    std::fprintf(stderr, "usage: crash_writer STORE ACKS THREADS SEED\n");
     return 2;
   }
   RealClock clock;
-  auto running = testing::RunningService::Open(argv[1], clock, kIoThreads);
+  auto running = OpenServiceAt(argv[1], clock, kIoThreads);
   if (!running) {
     std::fprintf(stderr, "%s\n", running.error().ToString().c_str());
     return 1;

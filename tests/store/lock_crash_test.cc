@@ -2,7 +2,8 @@
 // locks: every acknowledged grant is still held, nothing is held that was
 // never asked for, no two sessions hold conflicting modes, fences are unique
 // and reserved, and the restored engine takes every row. The child is
-// lock_crash_writer; the rules are lock_crash_history.h's.
+// lock_crash_writer; the rules are lock_crash_history.h's. On every store
+// backend.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -15,15 +16,13 @@
 
 #include "common/real_clock.h"
 #include "store/restore.h"
-#include "store/sqlite/sqlite_store.h"
+#include "tests/store/backends.h"
 #include "tests/store/lock_crash_history.h"
 #include "tests/store/spawn_child.h"
-#include "tests/testing/temp_dir.h"
 
 namespace leasehold::lock_crash {
 namespace {
 
-constexpr int kRounds = 50;  // as the record crash test
 constexpr int kWriterThreads = 4;
 
 pid_t StartWriter(const std::string& db, const std::string& acks, int seed,
@@ -41,7 +40,7 @@ std::string ReadFile(const std::string& path) {
 
 // Checks the store against the history; returns how many grants it holds.
 std::size_t Check(const std::string& db, const std::string& acks) {
-  auto store = OpenSqliteStore(db);
+  auto store = OpenAnyStore(db);
   EXPECT_TRUE(store.has_value()) << store.error().ToString();
   if (!store) return 0;
   auto state = (*store)->LoadAll();
@@ -61,20 +60,25 @@ std::size_t Check(const std::string& db, const std::string& acks) {
   return state->locks.size();
 }
 
-TEST(LockCrash, KillNineKeepsEveryAcknowledgedLockAndNothingElse) {
-  testing::TempDir dir;
-  const std::string db = dir.File("leasehold.db");
-  const std::string acks = dir.File("acks.log");
+class LockCrash : public ::testing::TestWithParam<Backend> {};
+
+TEST_P(LockCrash, KillNineKeepsEveryAcknowledgedLockAndNothingElse) {
+  const StoreLocation location(GetParam());
+  ASSERT_FALSE(location.where().empty());
+  const std::string& db = location.where();
+  const std::string acks = location.File("acks.log");
+  const int rounds = KillRounds(GetParam());
   std::mt19937 rng(20261202);
   std::size_t lines_before = 0;
   int rounds_with_progress = 0;
-  for (int round = 0; round < kRounds; ++round) {
+  for (int round = 0; round < rounds; ++round) {
     // A namespace per round: the sessions of earlier rounds come back with
     // their locks each time, untouched, and stay checked.
     const pid_t pid =
         StartWriter(db, acks, round, "round" + std::to_string(round));
     ASSERT_GT(pid, 0);
-    std::this_thread::sleep_for(std::chrono::milliseconds(60 + rng() % 300));
+    std::this_thread::sleep_for(
+        std::chrono::milliseconds(WriterStartupMs(GetParam()) + rng() % 300));
     ASSERT_EQ(kill(pid, SIGKILL), 0);
     int status = 0;
     ASSERT_EQ(waitpid(pid, &status, 0), pid);
@@ -88,14 +92,20 @@ TEST(LockCrash, KillNineKeepsEveryAcknowledgedLockAndNothingElse) {
         static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
     if (lines > lines_before) ++rounds_with_progress;
     lines_before = lines;
-    if (round == kRounds - 1) {
-      std::printf("lock crash test: %d rounds, %zu logged calls, %zu held\n",
-                  kRounds, lines, held);
+    if (round == rounds - 1) {
+      std::printf(
+          "lock crash test (%s): %d rounds, %zu logged calls, %zu held\n",
+          BackendName(GetParam()).c_str(), rounds, lines, held);
     }
   }
   // The kills must have landed while locks were moving, not before.
-  EXPECT_GE(rounds_with_progress, kRounds / 2);
+  EXPECT_GE(rounds_with_progress, rounds / 2);
 }
+
+INSTANTIATE_TEST_SUITE_P(AllStores, LockCrash,
+                         ::testing::Values(Backend::kSqlite,
+                                           Backend::kPostgres),
+                         BackendTestName);
 
 }  // namespace
 }  // namespace leasehold::lock_crash

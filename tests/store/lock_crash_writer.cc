@@ -1,6 +1,7 @@
 // The lock crash test's child: sessions that take and let go of
 // application locks from several threads until it is killed.
-// Usage: lock_crash_writer DB ACKS THREADS SEED NS
+// Usage: lock_crash_writer STORE ACKS THREADS SEED NS
+// STORE is a SQLite file or a PostgreSQL URL (tests/store/any_store.h).
 // Every call goes through the server's write path (EngineService, with two
 // I/O threads as `leasehold serve` has by default). Each thread has its own
 // session, with a transaction open, and takes locks of every requestable
@@ -21,8 +22,8 @@
 #include <vector>
 
 #include "common/real_clock.h"
+#include "tests/store/any_store.h"
 #include "tests/store/lock_crash_history.h"
-#include "tests/testing/running_service.h"
 
 namespace leasehold::lock_crash {
 namespace {
@@ -93,11 +94,12 @@ void Drive(EngineService& service, int acks, const std::string& ns,
 
 int Main(int argc, char** argv) {
   if (argc != 6) {
-    std::fprintf(stderr, "usage: lock_crash_writer DB ACKS THREADS SEED NS\n");
+    std::fprintf(stderr,
+                 "usage: lock_crash_writer STORE ACKS THREADS SEED NS\n");
     return 2;
   }
   RealClock clock;
-  auto running = testing::RunningService::Open(argv[1], clock, kIoThreads);
+  auto running = OpenServiceAt(argv[1], clock, kIoThreads);
   if (!running) {
     std::fprintf(stderr, "%s\n", running.error().ToString().c_str());
     return 1;

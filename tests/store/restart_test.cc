@@ -1,22 +1,28 @@
 // A restart gives back exactly the state that was acknowledged through the
-// server's write path (EngineService).
+// server's write path (EngineService), on every store backend.
 #include <gtest/gtest.h>
 
 #include "common/real_clock.h"
-#include "tests/testing/running_service.h"
-#include "tests/testing/temp_dir.h"
+#include "tests/store/backends.h"
 
 namespace leasehold {
 namespace {
 
 using std::chrono::seconds;
 
-std::unique_ptr<testing::RunningService> OpenAt(const std::string& path,
+std::unique_ptr<testing::RunningService> OpenAt(const std::string& where,
                                                 const Clock& clock) {
-  auto running = testing::RunningService::Open(path, clock);
+  auto running = OpenServiceAt(where, clock);
   EXPECT_TRUE(running.has_value()) << running.error().ToString();
-  return std::move(*running);
+  return running ? std::move(*running) : nullptr;
 }
+
+class Restart : public ::testing::TestWithParam<Backend> {
+ protected:
+  void SetUp() override { ASSERT_FALSE(location_.where().empty()); }
+
+  StoreLocation location_{GetParam()};
+};
 
 std::vector<RecordView> Everything(EngineService& e, std::string_view ns) {
   std::vector<RecordView> out;
@@ -44,14 +50,14 @@ bool SameRecord(const RecordView& a, const RecordView& b) {
          a.fence == b.fence;
 }
 
-TEST(Restart, StateIsIdenticalAndFencesContinue) {
-  testing::TempDir dir;
-  const std::string path = dir.File("leasehold.db");
+TEST_P(Restart, StateIsIdenticalAndFencesContinue) {
+  const std::string& path = location_.where();
   RealClock clock;
   std::vector<RecordView> before;
   Fence last_fence = 0;
   {
     auto running = OpenAt(path, clock);
+    ASSERT_NE(running, nullptr);
     EngineService& e = running->service();
     for (int i = 0; i < 300; ++i) {
       const std::string key = "note:" + std::to_string(i);
@@ -106,6 +112,7 @@ TEST(Restart, StateIsIdenticalAndFencesContinue) {
     before = Everything(e, "docs");
   }
   auto running = OpenAt(path, clock);
+  ASSERT_NE(running, nullptr);
   EngineService& e = running->service();
   const std::vector<RecordView> after = Everything(e, "docs");
   ASSERT_EQ(after.size(), before.size());
@@ -122,14 +129,14 @@ TEST(Restart, StateIsIdenticalAndFencesContinue) {
 // Completed operations, outbox messages, their claims and acks come back
 // exactly; a restart loses nothing a commit applied and nothing staged but
 // uncommitted appears.
-TEST(Restart, OperationsAndTheOutboxSurvive) {
-  testing::TempDir dir;
-  const std::string path = dir.File("leasehold.db");
+TEST_P(Restart, OperationsAndTheOutboxSurvive) {
+  const std::string& path = location_.where();
   RealClock clock;
   std::string token;
   MessageId receipt = 0, dropped = 0;
   {
     auto running = OpenAt(path, clock);
+    ASSERT_NE(running, nullptr);
     EngineService& e = running->service();
     auto r = e.Run([&](Engine& en, Time now) -> Status {
       auto s = en.OpenSession(now, {"w", seconds(60), 0, ""});
@@ -158,6 +165,7 @@ TEST(Restart, OperationsAndTheOutboxSurvive) {
     token = claimed->value()[0].claim_token;
   }
   auto running = OpenAt(path, clock);
+  ASSERT_NE(running, nullptr);
   EngineService& e = running->service();
   auto r = e.Run([&](Engine& en, Time now) -> Status {
     auto s = en.OpenSession(now, {"w", seconds(60), 0, ""});
@@ -180,6 +188,11 @@ TEST(Restart, OperationsAndTheOutboxSurvive) {
   });
   ASSERT_TRUE(r.has_value() && r->ok());
 }
+
+INSTANTIATE_TEST_SUITE_P(AllStores, Restart,
+                         ::testing::Values(Backend::kSqlite,
+                                           Backend::kPostgres),
+                         BackendTestName);
 
 }  // namespace
 }  // namespace leasehold

@@ -1,16 +1,21 @@
 // The behaviour every Store implementation must have. To add a backend,
 // add a StoreBackend to kBackends; every test below then runs against it.
+// The PostgreSQL backend uses the throwaway cluster that CTest starts
+// (fixture pg_cluster), a schema of its own per test.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <ostream>
 #include <tuple>
 
+#include "store/postgres/postgres_store.h"
 #include "store/sqlite/sqlite_store.h"
 #include "tests/testing/temp_dir.h"
+#include "tests/testing/test_postgres.h"
 
 namespace leasehold {
 namespace {
@@ -29,7 +34,37 @@ struct StoreBackend {
   // store, so that a batch can fail after its other entries were applied.
   // Runs while the store in `dir` is closed.
   std::function<void(const std::string& dir)> refuse_key;
+  // Writes session 1 and a lock row of it in mode 8, which no build
+  // appends, as someone editing the data by hand would. Runs while the
+  // store in `dir` is closed.
+  std::function<void(const std::string& dir)> write_mode_8_lock;
+  // Removes what the store in `dir` left outside `dir`, if anything.
+  std::function<void(const std::string& dir)> remove = {};
 };
+
+void SqliteExec(const std::string& dir, const std::string& sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((dir + "/leasehold.db").c_str(), &db), SQLITE_OK);
+  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK)
+      << sqlite3_errmsg(db);
+  sqlite3_close(db);
+}
+
+// A PostgreSQL store's schema: the name of its test's temporary directory
+// (unique, and quoted by the store as an identifier).
+std::string SchemaOf(const std::string& dir) {
+  return std::filesystem::path(dir).filename().string();
+}
+
+// `sql` with every "{s}" replaced by the quoted schema of `dir`.
+void PostgresExec(const std::string& dir, std::string sql) {
+  const std::string quoted = "\"" + SchemaOf(dir) + "\"";
+  for (std::size_t at; (at = sql.find("{s}")) != std::string::npos;) {
+    sql.replace(at, 3, quoted);
+  }
+  ASSERT_FALSE(testing::TestClusterUrl().empty());
+  testing::PgExec(testing::TestClusterUrl(), sql);
+}
 
 // Test names and failure messages print the backend's name, not its bytes.
 void PrintTo(const StoreBackend& backend, std::ostream* out) {
@@ -44,17 +79,51 @@ const StoreBackend kBackends[] = {
        return s ? std::move(*s) : nullptr;
      },
      [](const std::string& dir) {
-       sqlite3* db = nullptr;
-       ASSERT_EQ(sqlite3_open((dir + "/leasehold.db").c_str(), &db), SQLITE_OK);
-       const std::string trigger =
-           std::string(
-               "CREATE TRIGGER refuse BEFORE INSERT ON keys WHEN "
-               "NEW.key = '") +
-           kRefusedKey + "' BEGIN SELECT RAISE(ABORT, 'refused'); END;";
-       EXPECT_EQ(sqlite3_exec(db, trigger.c_str(), nullptr, nullptr, nullptr),
-                 SQLITE_OK)
-           << sqlite3_errmsg(db);
-       sqlite3_close(db);
+       SqliteExec(dir, std::string("CREATE TRIGGER refuse BEFORE INSERT ON "
+                                   "keys WHEN NEW.key = '") +
+                           kRefusedKey +
+                           "' BEGIN SELECT RAISE(ABORT, 'refused'); END;");
+     },
+     [](const std::string& dir) {
+       SqliteExec(dir,
+                  "INSERT INTO sessions VALUES (1, 'worker', '', 30000, 0, 7, "
+                  "0, NULL, 0); INSERT INTO locks VALUES (1, 1, 'docs', '', "
+                  "'invoice-7', 8, 1, 0, 7);");
+     },
+     {}},
+    {"Postgres",
+     [](const std::string& dir) -> std::unique_ptr<Store> {
+       const std::string url = testing::TestClusterUrl();
+       EXPECT_FALSE(url.empty())
+           << "no PostgreSQL test cluster (LEASEHOLD_TEST_PG_URL_FILE); run "
+              "the tests through CTest";
+       // Three rows per FETCH: every load crosses fetch boundaries.
+       auto s = OpenPostgresStore(
+           url, {.schema = SchemaOf(dir), .load_fetch_rows = 3});
+       EXPECT_TRUE(s.has_value()) << s.error().ToString();
+       return s ? std::move(*s) : nullptr;
+     },
+     [](const std::string& dir) {
+       PostgresExec(dir, std::string(R"sql(
+CREATE FUNCTION {s}.refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF NEW.key = convert_to(')sql") +
+                             kRefusedKey + R"sql(', 'UTF8') THEN
+    RAISE EXCEPTION 'refused';
+  END IF;
+  RETURN NEW;
+END $$;
+CREATE TRIGGER refuse BEFORE INSERT ON {s}.keys
+  FOR EACH ROW EXECUTE FUNCTION {s}.refuse();)sql");
+     },
+     [](const std::string& dir) {
+       PostgresExec(dir,
+                    "INSERT INTO {s}.sessions VALUES (1, 'worker', '', "
+                    "30000, 0, 7, 0, NULL, false); INSERT INTO {s}.locks "
+                    "VALUES (1, 1, 'docs', '', 'invoice-7', 8, 1, 0, 7);");
+     },
+     [](const std::string& dir) {
+       PostgresExec(dir, "DROP SCHEMA IF EXISTS {s} CASCADE");
      }},
 };
 
@@ -88,6 +157,10 @@ class StoreConformance : public ::testing::TestWithParam<StoreBackend> {
   void SetUp() override {
     store_ = GetParam().open(dir_.path());
     ASSERT_NE(store_, nullptr);
+  }
+  void TearDown() override {
+    store_.reset();
+    if (GetParam().remove) GetParam().remove(dir_.path());
   }
   void Reopen(
       const std::function<void(const std::string&)>& while_closed = {}) {
@@ -589,6 +662,17 @@ TEST_P(StoreConformance, ALockWithoutItsSessionIsRefusedOnLoad) {
       << loaded.error().message();
 }
 
+// A lock row in a mode no build writes is refused on load, naming the row,
+// instead of being cast into a mode.
+TEST_P(StoreConformance, ALockRowOutOfRangeIsRefusedOnLoad) {
+  Reopen(GetParam().write_mode_8_lock);
+  auto loaded = store_->LoadAll();
+  ASSERT_FALSE(loaded.has_value()) << "mode 8 loaded";
+  EXPECT_EQ(loaded.error().code(), StatusCode::kUnavailable);
+  EXPECT_NE(loaded.error().message().find("invoice-7"), std::string::npos)
+      << loaded.error().message();
+}
+
 TEST_P(StoreConformance, LoadStopsAtASessionOrLockVisitorsError) {
   Append(
       {PutSession(Session(1)), PutSession(Session(2)), PutLock(Lock(1, "a"))});
@@ -667,6 +751,52 @@ TEST_P(StoreConformance, LoadAllRoundTripsEveryKind) {
   EXPECT_EQ(s.fences_reserved, 1u << 20);
   EXPECT_EQ(s.session_ids_reserved, 1u << 10);
   EXPECT_EQ(s.transaction_ids_reserved, 1u << 12);
+}
+
+TEST_P(StoreConformance, ReopeningAnEmptyStoreKeepsItEmpty) {
+  Reopen();
+  Reopen();
+  const DurableState s = Load();
+  EXPECT_TRUE(s.rows.empty());
+  EXPECT_TRUE(s.sessions.empty());
+  EXPECT_EQ(s.fences_reserved, 0u);
+}
+
+// Entries are states, not deltas: a batch appended twice leaves what it
+// leaves once. A store may rely on it to resend a batch whose commit it
+// could not confirm (PostgresStore after a lost connection).
+TEST_P(StoreConformance, AppendingABatchTwiceLeavesWhatOnceLeaves) {
+  KeyRow leased = Row("leased", "kept", 3);
+  Append({Put(leased), PutSession(Session(1)), PutLock(Lock(1, "a")),
+          PutLock(Lock(1, "b"))});
+  leased.locked_by = "Asha";
+  leased.token = "t";
+  leased.lock_expires_at = Time(Duration(9));
+  leased.fence = 12;
+  const JournalBatch batch = {Lease(leased),
+                              Put(Row("k", "1")),
+                              Delete("k"),
+                              Put(Row("k", "2", 2)),
+                              DeleteLock(Lock(1, "a")),
+                              DeleteSession(1),
+                              PutSession(Session(1, "again")),
+                              PutLock(Lock(1, "c")),
+                              Reserve(500),
+                              ReserveSessionIds(40),
+                              PutMessage(Message("mail", 1, "m"))};
+  Append(batch);
+  const DurableState once = Load();
+  Append(batch);
+  const DurableState twice = Load();
+  EXPECT_EQ(twice.rows, once.rows);
+  EXPECT_EQ(twice.sessions, once.sessions);
+  EXPECT_EQ(twice.locks, once.locks);
+  EXPECT_EQ(twice.messages, once.messages);
+  EXPECT_EQ(twice.fences_reserved, once.fences_reserved);
+  EXPECT_EQ(twice.session_ids_reserved, once.session_ids_reserved);
+  ASSERT_EQ(once.locks.size(), 1u);
+  EXPECT_EQ(once.locks[0].resource, "c");
+  EXPECT_EQ(once.rows.at(1).body, "kept") << "a lease keeps the record";
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -1,6 +1,7 @@
-// RunningService: the server's write path (EngineService) on a SQLite file,
-// with an io_context of its own run by I/O threads, as `leasehold serve`
-// runs it, for tests and tools that call it from their own threads (Run()).
+// RunningService: the server's write path (EngineService) on a store (a
+// SQLite file, or any Store given), with an io_context of its own run by I/O
+// threads, as `leasehold serve` runs it, for tests and tools that call it
+// from their own threads (Run()).
 // Destroying it shuts the service down (parked requests end, everything
 // submitted becomes durable) and then stops the threads.
 #ifndef LEASEHOLD_TESTS_TESTING_RUNNING_SERVICE_H_
@@ -28,9 +29,15 @@ class RunningService {
                                                       int io_threads = 1) {
     auto store = OpenSqliteStore(path);
     if (!store) return std::unexpected(store.error());
+    return Open(std::move(*store), clock, io_threads);
+  }
+
+  // The same on `store`. Fails as EngineService::Open does.
+  static Result<std::unique_ptr<RunningService>> Open(
+      std::unique_ptr<Store> store, const Clock& clock, int io_threads = 1) {
     std::unique_ptr<RunningService> running(new RunningService());
     auto service =
-        EngineService::Open(running->io_, std::move(*store), {}, clock);
+        EngineService::Open(running->io_, std::move(store), {}, clock);
     if (!service) return std::unexpected(service.error());
     running->service_ = std::move(*service);
     for (int i = 0; i < io_threads; ++i) {

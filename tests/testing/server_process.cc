@@ -130,11 +130,28 @@ ServerProcess::ServerProcess(const std::string& data_dir,
   auto started = http::SpawnedServer::Start({.binary = LEASEHOLD_BINARY,
                                              .data_dir = data_dir,
                                              .config = config,
+                                             .store = "",
                                              .env = env,
                                              .log_to_file = false,
                                              .port = port});
   if (!started) throw std::runtime_error(started.error());
   server_ = std::move(*started);
+}
+
+ServerProcess::ServerProcess(std::unique_ptr<http::SpawnedServer> server)
+    : server_(std::move(server)) {}
+
+std::unique_ptr<ServerProcess> ServerProcess::WithStore(
+    const std::string& store_url, const std::string& scratch_dir) {
+  auto started = http::SpawnedServer::Start({.binary = LEASEHOLD_BINARY,
+                                             .data_dir = scratch_dir + "/data",
+                                             .config = "",
+                                             .store = store_url,
+                                             .env = {},
+                                             .log_to_file = false,
+                                             .port = 0});
+  if (!started) throw std::runtime_error(started.error());
+  return std::unique_ptr<ServerProcess>(new ServerProcess(std::move(*started)));
 }
 
 ServerProcess::~ServerProcess() = default;

@@ -83,6 +83,10 @@ class ServerProcess {
   ServerProcess(const std::string& data_dir, const std::string& config = "",
                 const std::vector<std::string>& env = {},
                 std::uint16_t port = 0);
+  // `leasehold serve --store store_url` (PostgreSQL); `scratch_dir` holds
+  // its port file.
+  static std::unique_ptr<ServerProcess> WithStore(
+      const std::string& store_url, const std::string& scratch_dir);
   ~ServerProcess();  // SIGTERM, then SIGKILL if it does not stop
 
   std::uint16_t port() const;
@@ -93,6 +97,8 @@ class ServerProcess {
   int Wait();
 
  private:
+  explicit ServerProcess(std::unique_ptr<http::SpawnedServer> server);
+
   std::unique_ptr<http::SpawnedServer> server_;
 };
 

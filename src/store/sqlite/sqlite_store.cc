@@ -2,7 +2,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <limits>
 #include <vector>
 
 #include "sqlite/database.h"
@@ -265,21 +264,14 @@ class SqliteStore final : public Store {
       row.ns = rows->ColumnText(2);
       row.principal = rows->ColumnText(3);
       row.resource = rows->ColumnText(4);
-      // Named only when refused: a restart reads a million of these.
-      const auto refuse = [&](std::string_view why) {
-        return Refuse(path_, "the lock row (session " + std::to_string(id) +
-                                 ", owner " + std::to_string(owner) + ", \"" +
-                                 row.ns + "\", \"" + row.principal + "\", \"" +
-                                 row.resource + "\") " + std::string(why) +
-                                 "; restore the file from a backup");
-      };
       while (session != session_ids.end() && *session < id) ++session;
-      if (session == session_ids.end() || *session != id) {
-        return refuse("has no session row");
-      }
-      if (owner < 0 || owner > 1 || mode < 0 || mode >= kLockModeCount ||
-          count < 0 || count > std::numeric_limits<std::uint32_t>::max()) {
-        return refuse("has an owner, mode or count out of range");
+      const bool has_session = session != session_ids.end() && *session == id;
+      const std::string_view why =
+          LockRowProblem(has_session, owner, mode, count);
+      if (!why.empty()) {  // named only when refused: there may be millions
+        return Refuse(path_, LockRowName(id, owner, row) + " " +
+                                 std::string(why) +
+                                 "; restore the file from a backup");
       }
       row.owner = static_cast<LockOwner>(owner);
       row.mode = static_cast<LockMode>(mode);

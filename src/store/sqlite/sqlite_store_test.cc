@@ -82,17 +82,6 @@ TEST(SqliteStore, OneStoreAtATimeOwnsTheFile) {
   EXPECT_TRUE(third.has_value()) << third.error().ToString();
 }
 
-TEST(SqliteStore, OpensTwiceWithoutMigratingAgain) {
-  TempDir dir;
-  const std::string path = dir.File("l.db");
-  ASSERT_TRUE(OpenSqliteStore(path).has_value());
-  auto again = OpenSqliteStore(path);
-  ASSERT_TRUE(again.has_value()) << again.error().ToString();
-  auto state = (*again)->LoadAll();
-  ASSERT_TRUE(state.has_value());
-  EXPECT_TRUE(state->rows.empty());
-}
-
 TEST(SqliteStore, RefusesANewerSchemaAndLeavesTheFileAlone) {
   TempDir dir;
   const std::string path = dir.File("l.db");
@@ -309,24 +298,6 @@ PRAGMA user_version = 3;
     EXPECT_EQ(state->sessions[1], fresh.session);
   }
   EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), SqliteSchemaVersion());
-}
-
-// A lock row whose owner or mode no build writes is refused, not cast.
-TEST(SqliteStore, RefusesALockRowOutOfRange) {
-  testing::TempDir dir;
-  const std::string path = dir.File("l.db");
-  ASSERT_TRUE(OpenSqliteStore(path).has_value());
-  RawExec(path, R"sql(
-INSERT INTO sessions VALUES (1, 'worker', '', 30000, 0, 7, 0, NULL, 0);
-INSERT INTO locks VALUES (1, 1, 'docs', '', 'invoice-7', 8, 1, 0, 7);
-)sql");
-  auto store = OpenSqliteStore(path);
-  ASSERT_TRUE(store.has_value()) << store.error().ToString();
-  auto state = (*store)->LoadAll();
-  ASSERT_FALSE(state.has_value()) << "mode 8 loaded";
-  EXPECT_EQ(state.error().code(), StatusCode::kUnavailable);
-  EXPECT_NE(state.error().message().find("invoice-7"), std::string::npos)
-      << state.error().message();
 }
 
 }  // namespace

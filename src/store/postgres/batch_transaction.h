@@ -1,0 +1,31 @@
+// One journal batch as ONE PostgreSQL transaction: BEGIN, one prepared
+// statement per entry, COMMIT, sent in libpq's pipeline mode so that the
+// whole batch costs one round trip (one per kPipelineChunk statements for
+// very large batches). This is the one place the transaction's body is
+// written: a check that must run inside every write transaction (a leader's
+// epoch, later) belongs here.
+#ifndef LEASEHOLD_STORE_POSTGRES_BATCH_TRANSACTION_H_
+#define LEASEHOLD_STORE_POSTGRES_BATCH_TRANSACTION_H_
+
+#include <libpq-fe.h>
+
+#include "leasehold/journal.h"
+#include "leasehold/status.h"
+
+namespace leasehold::postgres {
+
+// Statements sent before their results are read: bounds what waits in
+// memory on both sides for a batch of many thousand entries.
+inline constexpr int kPipelineChunk = 1000;
+
+// Applies `batch` in one transaction on `conn` (an idle connection with the
+// write statements prepared). OK once COMMIT succeeded. When the server
+// refuses a statement, the transaction is rolled back: nothing was applied,
+// kUnavailable with the server's message. When the connection is lost
+// (PQstatus then says CONNECTION_BAD), kUnavailable, and whether COMMIT
+// took effect is unknown.
+Status WriteBatch(PGconn* conn, const JournalBatch& batch);
+
+}  // namespace leasehold::postgres
+
+#endif  // LEASEHOLD_STORE_POSTGRES_BATCH_TRANSACTION_H_

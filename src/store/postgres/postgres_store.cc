@@ -1,0 +1,154 @@
+#include "store/postgres/postgres_store.h"
+
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "pg/connection.h"
+#include "store/postgres/batch_transaction.h"
+#include "store/postgres/connection_params.h"
+#include "store/postgres/loader.h"
+#include "store/postgres/schema.h"
+#include "store/postgres/statements.h"
+
+namespace leasehold {
+namespace {
+
+using postgres::ConnectionParams;
+
+class PostgresStore final : public Store {
+ public:
+  PostgresStore(ConnectionParams params, PostgresStoreOptions options)
+      : params_(std::move(params)), options_(std::move(options)) {}
+
+  // Connects, migrates and prepares: the first connection may create and
+  // migrate the schema; a later one only checks it (Reconnect).
+  Status Open() {
+    auto conn = params_.Connect();
+    if (!conn) return conn.error();
+    auto quoted = postgres::QuoteSchemaName(conn->get(), options_.schema);
+    if (!quoted) return quoted.error();
+    quoted_ = std::move(*quoted);
+    if (Status st = postgres::Migrate(conn->get(), options_.schema, quoted_);
+        !st.ok()) {
+      return st;
+    }
+    return Adopt(std::move(*conn));
+  }
+
+  Result<Reservations> Load(const Visitors& visit) override {
+    if (Status st = EnsureLive(); !st.ok()) return std::unexpected(st);
+    auto loaded = postgres::LoadStore(conn_.get(), options_.schema, quoted_,
+                                      options_.load_fetch_rows, visit);
+    DropIfUnusable();
+    return loaded;
+  }
+
+  Status Append(const JournalBatch& batch) override {
+    if (batch.empty()) return Status::Ok();
+    if (Status st = EnsureConnected(); !st.ok()) return st;
+    Status st = Write(batch);
+    if (st.ok() || conn_ != nullptr) return st;  // refused by the server
+    // The connection was lost: maybe before the server saw the batch, maybe
+    // after it committed it. Entries are states (journal.h), so applying
+    // the batch again on a new connection gives the same result either way.
+    Status again = EnsureConnected();
+    if (again.ok()) again = Write(batch);
+    if (again.ok()) return again;
+    return Status(StatusCode::kUnavailable,
+                  st.message() + "; then: " + again.message());
+  }
+
+  std::string Describe() const override {
+    return params_.Describe() + " schema=" + options_.schema;
+  }
+
+ private:
+  Status Write(const JournalBatch& batch) {
+    Status st = postgres::WriteBatch(conn_.get(), batch);
+    DropIfUnusable();
+    return st;
+  }
+
+  // Before a load, which cannot be retried once visitors ran: a connection
+  // that died while idle is found (one round trip) and replaced first.
+  Status EnsureLive() {
+    if (Status st = EnsureConnected(); !st.ok()) return st;
+    if (pg::Exec(conn_.get(), "SELECT 1")) return Status::Ok();
+    conn_.reset();
+    return EnsureConnected();
+  }
+
+  Status EnsureConnected() {
+    if (conn_ != nullptr) return Status::Ok();
+    auto conn = params_.Connect();
+    if (!conn) return conn.error();
+    if (Status st =
+            postgres::CheckVersion(conn->get(), options_.schema, quoted_);
+        !st.ok()) {
+      return st;
+    }
+    return Adopt(std::move(*conn));
+  }
+
+  // Makes `conn` the store's connection once it is set up for writing.
+  Status Adopt(pg::Connection conn) {
+    if (Status st = KeepCommitsDurable(conn.get()); !st.ok()) return st;
+    if (Status st = postgres::PrepareWriteStatements(conn.get(), quoted_);
+        !st.ok()) {
+      return st;
+    }
+    conn_ = std::move(conn);
+    return Status::Ok();
+  }
+
+  // An acknowledged write must survive a crash of the database server: a
+  // database or role configured with synchronous_commit=off would lose the
+  // last commits, so this connection turns it back on. Other values
+  // (local, remote_write, on, remote_apply) are the operator's choice.
+  static Status KeepCommitsDurable(PGconn* conn) {
+    auto mode = pg::Value(conn, "SHOW synchronous_commit");
+    if (!mode) return mode.error();
+    if (*mode != "off") return Status::Ok();
+    auto set = pg::Exec(conn, "SET synchronous_commit = on");
+    return set ? Status::Ok() : set.error();
+  }
+
+  // After a failure: a connection that is lost, or not idle, is dropped, so
+  // that the next call starts on a fresh one.
+  void DropIfUnusable() {
+    if (conn_ == nullptr) return;
+    if (PQstatus(conn_.get()) != CONNECTION_OK ||
+        PQpipelineStatus(conn_.get()) != PQ_PIPELINE_OFF ||
+        PQtransactionStatus(conn_.get()) != PQTRANS_IDLE) {
+      conn_.reset();
+    }
+  }
+
+  const ConnectionParams params_;
+  const PostgresStoreOptions options_;
+  std::string quoted_;  // the schema, quoted as an identifier
+  pg::Connection conn_;
+};
+
+}  // namespace
+
+bool IsPostgresUrl(const std::string& where) {
+  return where.starts_with("postgresql://") || where.starts_with("postgres://");
+}
+
+int PostgresSchemaVersion() { return postgres::SchemaVersion(); }
+
+Result<std::unique_ptr<Store>> OpenPostgresStore(
+    const std::string& url, const PostgresStoreOptions& options) {
+  if (options.load_fetch_rows < 1) {
+    return Error(StatusCode::kBadRequest, "load_fetch_rows must be >= 1");
+  }
+  auto params = ConnectionParams::Parse(url);
+  if (!params) return std::unexpected(params.error());
+  auto store = std::make_unique<PostgresStore>(std::move(*params), options);
+  if (Status st = store->Open(); !st.ok()) return std::unexpected(st);
+  return store;
+}
+
+}  // namespace leasehold

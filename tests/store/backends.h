@@ -1,0 +1,72 @@
+// The store backends the restart and kill -9 tests run over, and a fresh
+// place for one test's store: a SQLite file in a temporary directory, or a
+// fresh database of the throwaway PostgreSQL cluster (fixture pg_cluster).
+// Children get the place as one argument (any_store.h opens either).
+#ifndef LEASEHOLD_TESTS_STORE_BACKENDS_H_
+#define LEASEHOLD_TESTS_STORE_BACKENDS_H_
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <ostream>
+#include <string>
+
+#include "tests/store/any_store.h"
+#include "tests/testing/temp_dir.h"
+#include "tests/testing/test_postgres.h"
+
+namespace leasehold {
+
+enum class Backend { kSqlite, kPostgres };
+
+inline std::string BackendName(Backend backend) {
+  return backend == Backend::kSqlite ? "Sqlite" : "Postgres";
+}
+inline void PrintTo(Backend backend, std::ostream* out) {
+  *out << BackendName(backend);
+}
+inline std::string BackendTestName(
+    const ::testing::TestParamInfo<Backend>& info) {
+  return BackendName(info.param);
+}
+
+// How many times the kill -9 tests start a writer and kill it: fewer on
+// PostgreSQL, whose writers connect and load over the network, so that the
+// suite's time stays modest.
+inline int KillRounds(Backend backend) {
+  return backend == Backend::kSqlite ? 50 : 20;
+}
+
+// The least a writer runs before it is killed (plus 0-300 ms at random):
+// it must be writing by then, and a PostgreSQL writer takes longer to start.
+inline int WriterStartupMs(Backend backend) {
+  return backend == Backend::kSqlite ? 60 : 160;
+}
+
+// A fresh, empty place for a store, removed when done.
+class StoreLocation {
+ public:
+  explicit StoreLocation(Backend backend) {
+    if (backend == Backend::kSqlite) {
+      where_ = dir_.File("leasehold.db");
+      return;
+    }
+    database_ = std::make_unique<testing::TestDatabase>("store");
+    where_ = database_->url();
+  }
+
+  // A path or a URL; empty when the database could not be made (the test
+  // has failed, saying why).
+  const std::string& where() const { return where_; }
+  // A scratch file beside it (the crash tests' acknowledgement logs).
+  std::string File(const std::string& name) const { return dir_.File(name); }
+
+ private:
+  testing::TempDir dir_;
+  std::unique_ptr<testing::TestDatabase> database_;
+  std::string where_;
+};
+
+}  // namespace leasehold
+
+#endif  // LEASEHOLD_TESTS_STORE_BACKENDS_H_

@@ -1,0 +1,281 @@
+// PostgreSQL-specific behaviour of PostgresStore, on a fresh database of
+// the throwaway cluster each: its schema, what it refuses to touch, URLs,
+// and reconnecting after the connection is lost. What every Store does is
+// in store_conformance_test.cc.
+#include "store/postgres/postgres_store.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "tests/testing/test_postgres.h"
+
+namespace leasehold {
+namespace {
+
+using testing::PgExec;
+using testing::PgValue;
+using testing::TestDatabase;
+
+std::unique_ptr<Store> Open(const std::string& url,
+                            const PostgresStoreOptions& options = {}) {
+  auto store = OpenPostgresStore(url, options);
+  EXPECT_TRUE(store.has_value()) << store.error().ToString();
+  return store ? std::move(*store) : nullptr;
+}
+
+JournalEntry PutKey(const std::string& key) {
+  JournalEntry e;
+  e.kind = JournalEntry::Kind::kPutKey;
+  e.row.ns = "docs";
+  e.row.key = key;
+  e.row.has_record = true;
+  e.row.body = "body of " + key;
+  e.row.version = 1;
+  return e;
+}
+
+std::vector<std::string> Keys(Store& store) {
+  auto state = store.LoadAll();
+  EXPECT_TRUE(state.has_value()) << state.error().ToString();
+  std::vector<std::string> keys;
+  if (state) {
+    for (const KeyRow& r : state->rows) keys.push_back(r.key);
+  }
+  return keys;
+}
+
+// Ends the connections of `application_name` to `db` and waits until they
+// are gone (pg_terminate_backend only signals them). Asks through the
+// cluster's own database, which takes connections when `db` does not.
+void KillConnections(const TestDatabase& db, const std::string& application) {
+  const std::string admin = testing::TestClusterUrl();
+  const std::string where = " FROM pg_stat_activity WHERE datname = '" +
+                            db.name() + "' AND application_name = '" +
+                            application + "'";
+  ASSERT_EQ(PgValue(admin, "SELECT count(pg_terminate_backend(pid))" + where),
+            "1");
+  for (int i = 0; i < 500; ++i) {
+    if (PgValue(admin, "SELECT count(*)" + where) == "0") return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  FAIL() << "the connection of " << application << " outlived its end";
+}
+
+TEST(PostgresStore, CreatesAVersionedSchemaOfLoggedTables) {
+  TestDatabase db("pgstore");
+  ASSERT_FALSE(db.url().empty());
+  auto store = Open(db.url());
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(PgValue(db.url(),
+                    "SELECT value FROM leasehold.meta WHERE name = "
+                    "'schema_version'"),
+            std::to_string(PostgresSchemaVersion()));
+  EXPECT_EQ(PgValue(db.url(),
+                    "SELECT string_agg(relname, ',' ORDER BY relname) FROM "
+                    "pg_class WHERE relkind = 'r' AND relnamespace = "
+                    "'leasehold'::regnamespace"),
+            "keys,locks,meta,operations,outbox,sessions");
+  EXPECT_EQ(PgValue(db.url(),
+                    "SELECT count(*) FROM pg_class WHERE relnamespace = "
+                    "'leasehold'::regnamespace AND relpersistence <> 'p'"),
+            "0")
+      << "every table and index is logged (survives a crash and replicates)";
+}
+
+TEST(PostgresStore, DescribeSaysWhereButNotThePassword) {
+  TestDatabase db("pgstore");
+  ASSERT_FALSE(db.url().empty());
+  // The test cluster trusts every connection: the password is ignored.
+  std::string url = db.url();
+  url.insert(url.find('@'), ":s3cret-pw");
+  auto store = Open(url + "?application_name=described", {.schema = "ns_a"});
+  ASSERT_NE(store, nullptr);
+  const std::string describe = store->Describe();
+  EXPECT_EQ(describe.find("s3cret-pw"), std::string::npos) << describe;
+  EXPECT_TRUE(describe.starts_with("postgresql:host=127.0.0.1 port="))
+      << describe;
+  EXPECT_NE(describe.find("dbname=" + db.name()), std::string::npos)
+      << describe;
+  EXPECT_NE(describe.find("schema=ns_a"), std::string::npos) << describe;
+}
+
+TEST(PostgresStore, SchemasKeepStoresApart) {
+  TestDatabase db("pgstore");
+  ASSERT_FALSE(db.url().empty());
+  auto a = Open(db.url(), {.schema = "Tenant A"});
+  auto b = Open(db.url(), {.schema = "tenant_b"});
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  ASSERT_TRUE(a->Append({PutKey("only-in-a")}).ok());
+  EXPECT_EQ(Keys(*a), std::vector<std::string>{"only-in-a"});
+  EXPECT_TRUE(Keys(*b).empty());
+}
+
+TEST(PostgresStore, OpensTwiceWithoutMigratingAgain) {
+  TestDatabase db("pgstore");
+  ASSERT_FALSE(db.url().empty());
+  {
+    auto store = Open(db.url());
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->Append({PutKey("kept")}).ok());
+  }
+  auto again = Open(db.url());
+  ASSERT_NE(again, nullptr);
+  EXPECT_EQ(Keys(*again), std::vector<std::string>{"kept"});
+}
+
+// Several servers starting at once on an empty database: each one opens.
+TEST(PostgresStore, ConcurrentFirstOpensAllSucceed) {
+  TestDatabase db("pgstore");
+  ASSERT_FALSE(db.url().empty());
+  std::vector<std::thread> openers;
+  std::vector<Status> results(4);
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    openers.emplace_back([&, i] {
+      auto store = OpenPostgresStore(db.url());
+      results[i] = store ? Status::Ok() : store.error();
+    });
+  }
+  for (auto& t : openers) t.join();
+  for (const Status& st : results) EXPECT_TRUE(st.ok()) << st.ToString();
+}
+
+TEST(PostgresStore, RefusesANewerSchemaAndLeavesItAlone) {
+  TestDatabase db("pgstore");
+  ASSERT_FALSE(db.url().empty());
+  ASSERT_NE(Open(db.url()), nullptr);
+  ASSERT_TRUE(PgExec(db.url(),
+                     "UPDATE leasehold.meta SET value = 99 WHERE name = "
+                     "'schema_version'"));
+  auto store = OpenPostgresStore(db.url());
+  ASSERT_FALSE(store.has_value());
+  EXPECT_EQ(store.error().code(), StatusCode::kUnavailable);
+  EXPECT_NE(store.error().message().find("newer"), std::string::npos)
+      << store.error().message();
+  EXPECT_NE(store.error().message().find("Nothing was modified"),
+            std::string::npos);
+  EXPECT_EQ(PgValue(db.url(),
+                    "SELECT value FROM leasehold.meta WHERE name = "
+                    "'schema_version'"),
+            "99");
+}
+
+TEST(PostgresStore, RefusesASchemaOfAnotherApplication) {
+  TestDatabase db("pgstore");
+  ASSERT_FALSE(db.url().empty());
+  ASSERT_TRUE(PgExec(db.url(),
+                     "CREATE SCHEMA leasehold; CREATE TABLE "
+                     "leasehold.invoices (id int PRIMARY KEY)"));
+  auto store = OpenPostgresStore(db.url());
+  ASSERT_FALSE(store.has_value());
+  EXPECT_EQ(store.error().code(), StatusCode::kUnavailable);
+  EXPECT_NE(store.error().message().find("not leasehold's"), std::string::npos)
+      << store.error().message();
+  EXPECT_EQ(PgValue(db.url(),
+                    "SELECT string_agg(relname, ',') FROM pg_class WHERE "
+                    "relkind = 'r' AND relnamespace = "
+                    "'leasehold'::regnamespace"),
+            "invoices");
+}
+
+TEST(PostgresStore, BadUrlsAndUnreachableServersAreRefused) {
+  auto bad = OpenPostgresStore("postgresql://127.0.0.1:5432/db?nonsense=1");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().code(), StatusCode::kBadRequest);
+  // Port 1: nothing listens there, the connection is refused at once.
+  auto unreachable = OpenPostgresStore("postgresql://postgres@127.0.0.1:1/db");
+  ASSERT_FALSE(unreachable.has_value());
+  EXPECT_EQ(unreachable.error().code(), StatusCode::kUnavailable);
+  EXPECT_NE(unreachable.error().message().find("PostgreSQL connect"),
+            std::string::npos)
+      << unreachable.error().message();
+  EXPECT_EQ(OpenPostgresStore("postgresql://127.0.0.1:1/db", {.schema = ""})
+                .error()
+                .code(),
+            StatusCode::kUnavailable)
+      << "the server is asked before the schema name is looked at";
+}
+
+// A multi-host URL: libpq tries the hosts in turn and keeps the one that
+// takes writes, which is how a failover is followed.
+TEST(PostgresStore, AMultiHostUrlFindsTheServerThatTakesWrites) {
+  TestDatabase db("pgstore");
+  ASSERT_FALSE(db.url().empty());
+  const std::string hosts = db.url().substr(db.url().find('@') + 1);
+  const std::string url = "postgresql://postgres@127.0.0.1:1," + hosts +
+                          "?target_session_attrs=read-write";
+  auto store = Open(url);
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->Append({PutKey("k")}).ok());
+  EXPECT_EQ(Keys(*store), std::vector<std::string>{"k"});
+  EXPECT_NE(store->Describe().find("target_session_attrs=read-write"),
+            std::string::npos)
+      << store->Describe();
+}
+
+TEST(PostgresStore, AppendAndLoadReconnectAfterTheConnectionIsKilled) {
+  TestDatabase db("pgstore");
+  ASSERT_FALSE(db.url().empty());
+  auto store = Open(db.url() + "?application_name=victim");
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->Append({PutKey("before")}).ok());
+  KillConnections(db, "victim");
+  // The dead connection is noticed and the batch goes through a new one.
+  Status st = store->Append({PutKey("after")});
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  KillConnections(db, "victim");
+  EXPECT_EQ(Keys(*store), (std::vector<std::string>{"after", "before"}));
+}
+
+// While the server refuses connections, writes fail (kUnavailable, nothing
+// applied); once it takes them again, the next call reconnects by itself.
+TEST(PostgresStore, UnavailableWhileUnreachableThenRecovers) {
+  TestDatabase db("pgstore");
+  ASSERT_FALSE(db.url().empty());
+  auto store = Open(db.url() + "?application_name=victim");
+  ASSERT_NE(store, nullptr);
+  const std::string admin = testing::TestClusterUrl();
+  ASSERT_TRUE(PgExec(
+      admin, "ALTER DATABASE " + db.name() + " WITH ALLOW_CONNECTIONS false"));
+  KillConnections(db, "victim");
+  const Status down = store->Append({PutKey("while-down")});
+  EXPECT_EQ(down.code(), StatusCode::kUnavailable) << down.ToString();
+  EXPECT_NE(down.message().find("PostgreSQL"), std::string::npos)
+      << down.message();
+  EXPECT_FALSE(store->LoadAll().has_value());
+  ASSERT_TRUE(PgExec(
+      admin, "ALTER DATABASE " + db.name() + " WITH ALLOW_CONNECTIONS true"));
+  const Status up = store->Append({PutKey("once-up")});
+  EXPECT_TRUE(up.ok()) << up.ToString();
+  EXPECT_EQ(Keys(*store), std::vector<std::string>{"once-up"});
+}
+
+// A batch the server refuses leaves the connection usable, and the store's
+// prepared statements too.
+TEST(PostgresStore, ARefusedBatchKeepsTheConnection) {
+  TestDatabase db("pgstore");
+  ASSERT_FALSE(db.url().empty());
+  auto store = Open(db.url() + "?application_name=kept");
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(PgExec(db.url(),
+                     "ALTER TABLE leasehold.keys ADD CONSTRAINT short_keys "
+                     "CHECK (length(key) < 10)"));
+  const Status refused =
+      store->Append({PutKey("fits"), PutKey("far-too-long-a-key")});
+  EXPECT_EQ(refused.code(), StatusCode::kUnavailable);
+  EXPECT_NE(refused.message().find("short_keys"), std::string::npos)
+      << refused.message();
+  EXPECT_TRUE(store->Append({PutKey("next")}).ok());
+  EXPECT_EQ(Keys(*store), std::vector<std::string>{"next"});
+  EXPECT_EQ(PgValue(db.url(),
+                    "SELECT count(*) FROM pg_stat_activity WHERE "
+                    "application_name = 'kept'"),
+            "1")
+      << "the same connection throughout";
+}
+
+}  // namespace
+}  // namespace leasehold
