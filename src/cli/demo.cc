@@ -80,7 +80,8 @@ class Demo {
         Acquire(ravi, "report:q3", LockMode::kShared, LockOwner::kSession, 0),
         AcquireResult::kTimeout);
     Commit(asha);
-    ShowMode(asha, "report:q3", LockOwner::kTransaction, LockMode::kNoLock);
+    // The commit took Asha's Transaction-owned locks with it.
+    ShowTest(ravi, "report:q3", LockMode::kShared, true);
     Release(ravi, "report:q3", LockOwner::kSession);
 
     Section("A deadlock, found the moment it forms");
@@ -238,6 +239,15 @@ class Demo {
     Expect(ok,
            fmt::format("APPLOCK_MODE({}, {}, {}) = {}", names_[s], resource,
                        LockOwnerName(owner), m ? LockModeName(*m) : "error"));
+  }
+
+  void ShowTest(SessionId s, std::string_view resource, LockMode mode,
+                bool want) {
+    auto t = engine_.Test(Now(), s, {"demo", "public", resource}, mode,
+                          LockOwner::kSession);
+    const bool ok = t && *t == want;
+    Expect(ok, fmt::format("APPLOCK_TEST({}, {}, {}) = {}", names_[s], resource,
+                           LockModeName(mode), t ? (*t ? "1" : "0") : "error"));
   }
 
   void PrintCycle(const DeadlockReport& report) {
