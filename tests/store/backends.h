@@ -7,9 +7,13 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <ostream>
 #include <string>
+#include <thread>
 
 #include "tests/store/any_store.h"
 #include "tests/testing/temp_dir.h"
@@ -37,10 +41,21 @@ inline int KillRounds(Backend backend) {
   return backend == Backend::kSqlite ? 50 : 20;
 }
 
-// The least a writer runs before it is killed (plus 0-300 ms at random):
-// it must be writing by then, and a PostgreSQL writer takes longer to start.
-inline int WriterStartupMs(Backend backend) {
-  return backend == Backend::kSqlite ? 60 : 160;
+// Before the random 0-300 ms after which a writer is killed: until the
+// writer has logged a new line to `acks` (at most 10 s), so that the kill
+// lands while it writes. A fixed delay from its start (60 ms, as SQLite
+// runs had) proved too short on a loaded machine: the writers now link
+// libpq too, and a PostgreSQL writer connects and loads first.
+inline void WaitForWriting(const std::string& acks) {
+  std::error_code ec;
+  const auto size = [&] { return std::filesystem::file_size(acks, ec); };
+  const auto before = size();
+  const std::uintmax_t start = ec ? 0 : before;
+  for (int i = 0; i < 1000; ++i) {
+    const auto now = size();
+    if (!ec && now > start) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
 }
 
 // A fresh, empty place for a store, removed when done.

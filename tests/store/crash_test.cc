@@ -120,8 +120,8 @@ TEST_P(Crash, KillNineNeverLosesAcknowledgedWrites) {
   for (int round = 0; round < rounds; ++round) {
     const pid_t pid = StartWriter(db, acks, round);
     ASSERT_GT(pid, 0);
-    std::this_thread::sleep_for(
-        std::chrono::milliseconds(WriterStartupMs(GetParam()) + rng() % 300));
+    WaitForWriting(acks);
+    std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 300));
     ASSERT_EQ(kill(pid, SIGKILL), 0);
     int status = 0;
     ASSERT_EQ(waitpid(pid, &status, 0), pid);
