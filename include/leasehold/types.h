@@ -74,6 +74,11 @@ Status ValidateName(std::string_view name, std::string_view what);
 // True when `bytes` is strict UTF-8 (no overlong forms, no surrogates,
 // nothing above U+10FFFF).
 bool IsValidUtf8(std::string_view bytes);
+// A lock's principal scope as locks compare it: ASCII letters lower-cased,
+// every other byte as it is. SQL Server resolves sp_getapplock's
+// @DbPrincipal ignoring case, so "dbo" and "DBO" are one scope; resource
+// names, unlike principals, compare byte for byte.
+std::string PrincipalScope(std::string_view principal);
 // `bytes` as valid UTF-8: each byte that starts no valid sequence written
 // as the four characters \xNN (lower-case hex), the rest as it is. For
 // messages that quote what a client sent.

@@ -70,6 +70,14 @@ bool IsValidUtf8(std::string_view bytes) {
   return CountUtf8CodePoints(bytes) >= 0;
 }
 
+std::string PrincipalScope(std::string_view principal) {
+  std::string folded(principal);
+  for (char& c : folded) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return folded;
+}
+
 std::string EscapeInvalidUtf8(std::string_view bytes) {
   if (IsValidUtf8(bytes)) return std::string(bytes);
   static constexpr char kHex[] = "0123456789abcdef";

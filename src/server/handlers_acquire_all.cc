@@ -100,7 +100,7 @@ Result<AcquireAllBody> ParseBody(const json::object& body,
   r.session = *session;
   auto principal = f.OptionalString("principal");
   if (!principal) return std::unexpected(principal.error());
-  if (*principal) r.principal = std::move(**principal);
+  if (*principal) r.principal = PrincipalScope(**principal);
   if (Status st = ValidateName(r.principal, "principal"); !st.ok()) {
     return std::unexpected(st);
   }

@@ -29,7 +29,7 @@ Result<LockArgs> ArgsFromBody(const Fields& f) {
   a.resource = std::move(*resource);
   auto principal = f.OptionalString("principal");
   if (!principal) return std::unexpected(principal.error());
-  if (*principal) a.principal = std::move(**principal);
+  if (*principal) a.principal = PrincipalScope(**principal);
   auto owner = f.OptionalString("owner");
   if (!owner) {
     return Error(StatusCode::kBadOwner, "owner must be Transaction or Session");
@@ -46,7 +46,9 @@ Result<LockArgs> ArgsFromQuery(const Call& c) {
   LockArgs a;
   a.session = ParseSessionId(c.Query("session"));
   a.resource = c.Query("resource");
-  if (const std::string p = c.Query("principal"); !p.empty()) a.principal = p;
+  if (const std::string p = c.Query("principal"); !p.empty()) {
+    a.principal = PrincipalScope(p);
+  }
   if (c.query.contains("owner")) {
     auto parsed = ParseLockOwner(c.Query("owner"));
     if (!parsed) return std::unexpected(parsed.error());

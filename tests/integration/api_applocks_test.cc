@@ -375,5 +375,44 @@ TEST_F(ApplocksApiTest, DeadlockIsAnsweredWithin100MsOfTheCycle) {
   EXPECT_LT(best, milliseconds(100)) << "best of 3: " << best.count() << " ms";
 }
 
+// Principal scopes compare ignoring ASCII case, as SQL Server resolves
+// @DbPrincipal: a lock taken under "DBO" is the one "dbo" asks about,
+// releases and conflicts with. Resource names stay byte-exact.
+TEST_F(ApplocksApiTest, PrincipalScopesIgnoreCaseResourcesDoNot) {
+  HttpClient c(port());
+  const std::string a = OpenSession(c, "Asha"), b = OpenSession(c, "Ravi");
+  auto under = [](const std::string& principal, const std::string& mode,
+                  std::chrono::milliseconds timeout) {
+    client::AcquireOptions o;
+    o.mode = mode;
+    o.timeout = timeout;
+    o.principal = principal;
+    return o;
+  };
+  using std::chrono::milliseconds;
+  auto taken = c.Request(
+      "POST", api::ApplockPath("app", "acquire"),
+      api::AcquireBody(a, "r", under("DBO", "Exclusive", milliseconds(0))));
+  ASSERT_EQ(taken.status, 200u) << taken.body;
+  auto mode = c.Request("GET", api::ModePath("app", a, "r", "Session", "dbo"));
+  ASSERT_EQ(mode.status, 200u) << mode.body;
+  EXPECT_EQ(Str(mode.json, "mode"), "Exclusive");
+  auto other = c.Request(
+      "POST", api::ApplockPath("app", "acquire"),
+      api::AcquireBody(b, "r", under("Dbo", "Shared", milliseconds(0))));
+  EXPECT_EQ(Int(other.json, "result"), -1) << other.body;
+  auto listed = c.Request("GET", api::ApplockPath("app"));
+  EXPECT_NE(listed.body.find(R"("principal":"dbo")"), std::string::npos)
+      << listed.body;
+  // "R" is another resource: granted.
+  auto upper = c.Request(
+      "POST", api::ApplockPath("app", "acquire"),
+      api::AcquireBody(b, "R", under("dbo", "Exclusive", milliseconds(0))));
+  EXPECT_EQ(Int(upper.json, "result"), 0) << upper.body;
+  auto released = c.Request("POST", api::ApplockPath("app", "release"),
+                            api::ReleaseBody(a, "r", "Session", "dBo"));
+  EXPECT_EQ(released.status, 200u) << released.body;
+}
+
 }  // namespace
 }  // namespace leasehold::testing
