@@ -27,6 +27,15 @@ bool SameWord(std::string_view text, std::string_view word) {
   });
 }
 
+// Principal scopes compare ignoring ASCII case, as the server compares them
+// (it lists them lower-cased).
+bool SamePrincipal(std::string_view listed, std::string_view asked) {
+  return std::ranges::equal(listed, asked, [](char a, char b) {
+    return std::tolower(static_cast<unsigned char>(a)) ==
+           std::tolower(static_cast<unsigned char>(b));
+  });
+}
+
 // Waits until the server answers /healthz again, or `until` passes.
 bool AwaitServer(Client& client, Clock::time_point until) {
   while (true) {
@@ -50,7 +59,7 @@ Result<LeftByBreak> ReadLeftByBreak(Client& client,
   if (!listing) return std::unexpected(listing.error());
   LeftByBreak left;
   for (const LockInfo& lock : *listing) {
-    if (lock.principal != request.principal) continue;
+    if (!SamePrincipal(lock.principal, request.principal)) continue;
     const auto asked =
         std::ranges::find(request.locks, lock.resource, &LockSpec::resource);
     if (asked == request.locks.end()) continue;
