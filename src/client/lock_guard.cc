@@ -43,13 +43,18 @@ Result<LockGuard> Session::Lock(std::string ns, std::string resource,
   // of it (its locks there are taken through guards only): a break can be
   // read without asking first. Else a grant before the break could not be
   // told from the earlier hold, and the break is reported as it is.
-  auto r =
-      impl_->GuardHolds(key)
-          ? send_once(options.timeout)
-          : detail::SendAcrossRestarts<AcquireOutcome>(
-                client,
-                {ns, impl_->id, options.principal, {{resource, options.mode}}},
-                options.timeout, send_once);
+  Result<AcquireOutcome> r = std::unexpected(Error{});
+  if (impl_->GuardHolds(key)) {
+    r = send_once(options.timeout);
+  } else {
+    detail::SessionLockRequest request;
+    request.ns = ns;
+    request.session = impl_->id;
+    request.principal = options.principal;
+    request.locks.push_back(LockSpec{resource, options.mode});
+    r = detail::SendAcrossRestarts<AcquireOutcome>(client, request,
+                                                   options.timeout, send_once);
+  }
   if (!r) return std::unexpected(r.error());
   if (!r->granted()) {
     std::string message = "lock " + resource + " in " + ns +
