@@ -87,15 +87,7 @@ EngineService::~EngineService() = default;
 GroupCommitStats EngineService::CommitStats() const {
   std::lock_guard lock(mu_);
   GroupCommitStats total = retired_stats_;
-  if (committer_) {
-    const GroupCommitStats now = committer_->Stats();
-    total.batches += now.batches;
-    total.entries += now.entries;
-    total.submits += now.submits;
-    total.last_batch_entries = now.last_batch_entries;
-    total.last_commit_seconds = now.last_commit_seconds;
-    total.total_commit_seconds += now.total_commit_seconds;
-  }
+  if (committer_) total.Add(committer_->Stats());
   return total;
 }
 
@@ -286,11 +278,7 @@ void EngineService::DetachStore(Completions& ready) {
                        detached_);
   }
   parked_.clear();
-  const GroupCommitStats last = committer_->Stats();
-  retired_stats_.batches += last.batches;
-  retired_stats_.entries += last.entries;
-  retired_stats_.submits += last.submits;
-  retired_stats_.total_commit_seconds += last.total_commit_seconds;
+  retired_stats_.Add(committer_->Stats());
   committer_.reset();  // its thread ends; nothing it holds can be written
   store_.reset();      // closed, so that it can be opened again
 }

@@ -35,6 +35,17 @@ struct GroupCommitStats {
   std::uint64_t last_batch_entries = 0;
   double last_commit_seconds = 0;
   double total_commit_seconds = 0;
+
+  // Adds the counts of `later` (a committer that came after this one's) and
+  // takes its last-commit figures.
+  void Add(const GroupCommitStats& later) {
+    batches += later.batches;
+    entries += later.entries;
+    submits += later.submits;
+    last_batch_entries = later.last_batch_entries;
+    last_commit_seconds = later.last_commit_seconds;
+    total_commit_seconds += later.total_commit_seconds;
+  }
 };
 
 class GroupCommitter {
