@@ -164,13 +164,6 @@ Result<SessionId> SessionField(const Fields& fields) {
                "field \"session\" must be a session id string");
 }
 
-std::string Api::QueryParam(std::string_view target, std::string_view name) {
-  auto query = ParseQuery(target);
-  if (!query) return "";
-  auto it = query->find(name);
-  return it == query->end() ? "" : it->second;
-}
-
 namespace {
 
 // The session a request acts through, if it names one: the path's {id},

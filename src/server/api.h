@@ -65,12 +65,10 @@ class Api {
   void Handle(ApiRequest request, Respond respond);
 
   // Who may watch which events: the `ns` query parameter of `target`, as
-  // far as the caller's token allows. 401/403 as for any other request.
+  // far as the caller's token allows. 400 for a malformed query or an `ns`
+  // that is no name; 401/403 as for any other request.
   Result<EventAccess> AuthorizeEvents(std::string_view authorization,
                                       std::string_view target) const;
-
-  // The percent-decoded value of query parameter `name` in `target`, or "".
-  static std::string QueryParam(std::string_view target, std::string_view name);
 
  private:
   // Runs the checked call's route, or answers 404 when none serves it.
