@@ -54,6 +54,19 @@ int Main(int argc, char** argv) {
                    "PostgreSQL schema of the --store tables (created if "
                    "missing)")
       ->capture_default_str();
+  serve->add_option("--advertise", serve_flags.advertise,
+                    "with --store: the URL clients reach this node by, "
+                    "shown to the other nodes and sent in redirects to the "
+                    "leader (default: http://LISTEN)");
+  serve->add_option("--node", serve_flags.node,
+                    "with --store: this node's name (default: the host "
+                    "name)");
+  serve
+      ->add_option("--leader-lease-ms", serve_flags.leader_lease_ms,
+                   "with --store: the leader's lease; a standby takes over "
+                   "within about 1.5 leases after the leader is lost")
+      ->check(CLI::Range(std::int64_t{200}, std::int64_t{600'000}))
+      ->capture_default_str();
   serve->add_option("--config", serve_flags.config, "JSON config file");
   serve->add_option("--port-file", serve_flags.port_file,
                     "write the bound port to this file once serving");

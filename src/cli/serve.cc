@@ -2,6 +2,7 @@
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <atomic>
 #include <boost/json.hpp>
 #include <filesystem>
 #include <fstream>
@@ -10,6 +11,9 @@
 #include <sstream>
 #include <thread>
 
+#include <unistd.h>
+
+#include "cluster/cluster_node.h"
 #include "common/real_clock.h"
 #include "server/activity_history.h"
 #include "server/api.h"
@@ -268,9 +272,14 @@ Status Prepare(const ServeFlags& flags, Config& c) {
   return Status::Ok();
 }
 
-Result<std::unique_ptr<Store>> OpenConfiguredStore(const Config& c) {
+// The store; on PostgreSQL, a leader's fenced by its `epoch`.
+Result<std::unique_ptr<Store>> OpenConfiguredStore(const Config& c,
+                                                   std::uint64_t epoch = 0) {
   if (!c.store.empty()) {
-    return OpenPostgresStore(c.store, {.schema = c.store_schema});
+    PostgresStoreOptions options{.schema = c.store_schema};
+    options.fence = PostgresStoreOptions::Fence{
+        cluster::LeaderLease::EpochCheckSql(c.store_schema), epoch};
+    return OpenPostgresStore(c.store, options);
   }
   std::error_code fs_error;
   std::filesystem::create_directories(c.data, fs_error);
@@ -282,6 +291,24 @@ Result<std::unique_ptr<Store>> OpenConfiguredStore(const Config& c) {
                          {.synchronous = c.synchronous});
 }
 
+// This machine's name, for a node that was given none.
+std::string HostName() {
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0 || name[0] == '\0') {
+    return "leasehold";
+  }
+  return name;
+}
+
+// Where clients reach this node, unless --advertise says.
+std::string DefaultAdvertise(const Config& c, std::uint16_t port) {
+  const bool v6 = c.address.find(':') != std::string::npos;
+  return "http://" + (v6 ? "[" + c.address + "]" : c.address) + ":" +
+         std::to_string(port);
+}
+
+void Log(const std::string& line) { std::cerr << "leasehold: " << line << "\n"; }
+
 }  // namespace
 
 int RunServe(const ServeFlags& flags) {
@@ -290,7 +317,18 @@ int RunServe(const ServeFlags& flags) {
     std::cerr << "leasehold serve: " << st.message() << "\n";
     return 1;
   }
-  auto store = OpenConfiguredStore(c);
+  if (c.store.empty() && (!flags.advertise.empty() || !flags.node.empty())) {
+    std::cerr << "leasehold serve: --advertise and --node name a node among "
+                 "several on PostgreSQL: they need --store\n";
+    return 1;
+  }
+  // On PostgreSQL the first open checks the URL and migrates the schema;
+  // the node then stands by, and opens the store fenced by its epoch once
+  // it leads (ClusterNode).
+  const bool clustered = !c.store.empty();
+  auto store = clustered
+                   ? OpenPostgresStore(c.store, {.schema = c.store_schema})
+                   : OpenConfiguredStore(c);
   if (!store) {
     std::cerr << "leasehold serve: " << store.error().message() << "\n";
     return 1;
@@ -300,31 +338,55 @@ int RunServe(const ServeFlags& flags) {
   asio::io_context io;
   EngineOptions engine_options;
   engine_options.max_body_bytes = c.max_body_bytes;
-  auto service =
-      EngineService::Open(io, std::move(*store), engine_options, clock);
-  if (!service) {
-    std::cerr << "leasehold serve: " << service.error().message() << "\n";
-    return 1;
+  std::unique_ptr<EngineService> service;
+  if (clustered) {
+    store->reset();
+    service = EngineService::OpenWithoutStore(
+        io, engine_options, clock,
+        Status(StatusCode::kUnavailable, "this node does not lead"));
+  } else {
+    auto opened =
+        EngineService::Open(io, std::move(*store), engine_options, clock);
+    if (!opened) {
+      std::cerr << "leasehold serve: " << opened.error().message() << "\n";
+      return 1;
+    }
+    service = std::move(*opened);
   }
+  std::unique_ptr<cluster::ClusterNode> node;  // set once serving
+  // The same, for the service's threads, which may run before it is set.
+  std::atomic<cluster::ClusterNode*> node_for_recovery{nullptr};
   // A failed store (a full disk, an I/O error, a lost database) is opened
-  // again and reloaded, as a restart would, without one (EngineService).
-  (*service)->EnableRecovery({.reopen = [&c] { return OpenConfiguredStore(c); },
-                              .log =
-                                  [](const std::string& line) {
-                                    std::cerr << "leasehold: " << line << "\n";
-                                  }});
+  // again and reloaded, as a restart would, without one (EngineService);
+  // on PostgreSQL only while this node still leads, fenced by its epoch.
+  service->EnableRecovery(
+      {.reopen =
+           [&c, &node_for_recovery,
+            clustered]() -> Result<std::unique_ptr<Store>> {
+             if (!clustered) return OpenConfiguredStore(c);
+             cluster::ClusterNode* n = node_for_recovery.load();
+             if (n == nullptr) {
+               return Error(StatusCode::kUnavailable, "not leading yet");
+             }
+             return n->ReopenStore();
+           },
+       .log = Log,
+       .on_failure =
+           [&node_for_recovery] {
+             if (auto* n = node_for_recovery.load()) n->StoreFailed();
+           }});
   server::Metrics metrics;
   server::EventHub hub;
   server::ActivityHistory history;
-  (*service)->SetEventListener(
+  service->SetEventListener(
       [&metrics, &hub, &history](const std::vector<OwnedEvent>& events) {
         metrics.OnEvents(events);
         history.OnEvents(events);
         hub.Publish(events);
       });
-  server::Api api(**service, c.api, &metrics);
+  server::Api api(*service, c.api, &metrics);
   api.SetHistory(&history);
-  server::HttpServer http(io, api, **service, c.http, &hub);
+  server::HttpServer http(io, api, *service, c.http, &hub);
 
   auto work = asio::make_work_guard(io);
   std::vector<std::thread> threads;
@@ -333,7 +395,7 @@ int RunServe(const ServeFlags& flags) {
   // Before the first request: a namespace's options (e.g. memory locks)
   // apply from its first lock on.
   for (const auto& [ns, options] : c.namespaces) {
-    (*service)->SetNamespaceOptions(ns, options);
+    service->SetNamespaceOptions(ns, options);
   }
   auto port = http.Start();
   if (!port) {
@@ -342,6 +404,34 @@ int RunServe(const ServeFlags& flags) {
     io.stop();
     for (auto& t : threads) t.join();
     return 1;
+  }
+
+  if (clustered) {
+    cluster::ClusterNodeOptions options;
+    options.lease = {
+        .url = c.store,
+        .schema = c.store_schema,
+        .node = flags.node.empty() ? HostName() : flags.node,
+        .advertise = flags.advertise.empty() ? DefaultAdvertise(c, *port)
+                                             : flags.advertise,
+        .lease = milliseconds(flags.leader_lease_ms),
+        .margin = milliseconds(flags.leader_lease_ms / 4)};
+    options.session_grace = milliseconds(flags.leader_lease_ms);
+    options.log = Log;
+    auto started = cluster::ClusterNode::Start(
+        std::move(options), *service,
+        [&c](std::uint64_t epoch) { return OpenConfiguredStore(c, epoch); });
+    if (!started) {
+      std::cerr << "leasehold serve: " << started.error().message() << "\n";
+      http.Stop();
+      work.reset();
+      io.stop();
+      for (auto& t : threads) t.join();
+      return 1;
+    }
+    node = std::move(*started);
+    node_for_recovery = node.get();
+    api.SetCluster(node.get());
   }
 
   std::promise<int> stop;
@@ -365,7 +455,8 @@ int RunServe(const ServeFlags& flags) {
   std::cerr << "leasehold: signal " << signo
             << ", stopping: no new connections, waiters cancelled\n";
   http.Stop();
-  (*service)->Shutdown();  // answers waiters (-2) and flushes the store
+  service->Shutdown();  // answers waiters (-2) and flushes the store
+  if (node != nullptr) node->Stop(/*resign=*/true);
   for (int i = 0; i < 200 && http.open_connections() > 0; ++i) {
     std::this_thread::sleep_for(milliseconds(10));
   }

@@ -2,6 +2,7 @@
 #ifndef LEASEHOLD_CLI_SERVE_H_
 #define LEASEHOLD_CLI_SERVE_H_
 
+#include <cstdint>
 #include <string>
 
 namespace leasehold::cli {
@@ -14,7 +15,13 @@ struct ServeFlags {
   // A PostgreSQL URL (postgresql://…): the PostgresStore instead of SQLite.
   std::string store;
   std::string store_schema = "leasehold";  // its PostgreSQL schema
-  std::string config;                      // JSON file; empty: none
+  // With `store`, one of several nodes (docs/ha.md): the URL clients reach
+  // this node by (empty: http://LISTEN with the bound port), its name
+  // (empty: the host name), and the leader lease.
+  std::string advertise;
+  std::string node;
+  std::int64_t leader_lease_ms = 5000;
+  std::string config;  // JSON file; empty: none
   std::string port_file;  // write the bound port here once serving
 };
 

@@ -32,10 +32,7 @@ std::string Millis(std::chrono::milliseconds d) {
 }  // namespace
 
 std::string LeaderLease::EpochCheckSql(std::string_view schema) {
-  return fmt::format(
-      "SELECT epoch FROM {}.leader WHERE id = 1 AND epoch = $1::bigint "
-      "FOR SHARE",
-      schema);
+  return fmt::format("SELECT {}.check_epoch($1::bigint)", schema);
 }
 
 LeaderLease::LeaderLease(LeaderLeaseOptions options)
@@ -65,6 +62,20 @@ LeaderLease::LeaderLease(LeaderLeaseOptions options)
   resign_sql_ = fmt::format(
       "UPDATE {}.leader SET expires_at = now() WHERE id = 1 AND "
       "epoch = $1::bigint",
+      s);
+  // Announcing also forgets nodes long gone, so that the table stays small.
+  announce_sql_ = fmt::format(
+      "WITH gone AS (DELETE FROM {0}.nodes WHERE seen_at < now() - "
+      "interval '10 minutes') "
+      "INSERT INTO {0}.nodes AS n (node, advertise, role, seen_at) "
+      "VALUES ($1, $2, $3, now()) ON CONFLICT (node) DO UPDATE SET "
+      "advertise = EXCLUDED.advertise, role = EXCLUDED.role, seen_at = now()",
+      s);
+  members_sql_ = fmt::format(
+      "SELECT node, advertise, role, "
+      "floor(extract(epoch FROM now() - seen_at) * 1000)::bigint "
+      "FROM {}.nodes WHERE seen_at > now() - $1::bigint * "
+      "interval '1 millisecond' ORDER BY node",
       s);
   current_sql_ = fmt::format(
       "SELECT epoch, node, advertise, "
@@ -109,16 +120,35 @@ Status LeaderLease::Connect() {
       "CREATE TABLE IF NOT EXISTS {0}.leader ("
       "id integer PRIMARY KEY CHECK (id = 1), epoch bigint NOT NULL, "
       "node text NOT NULL, advertise text NOT NULL, "
-      "expires_at timestamptz NOT NULL)",
-      options_.schema);
+      "expires_at timestamptz NOT NULL); "
+      // An error, not an empty answer: in a pipelined batch the statements
+      // after it run without anyone reading its rows, and only an error
+      // stops them (and COMMIT) from taking effect.
+      "CREATE OR REPLACE FUNCTION {0}.check_epoch(mine bigint) RETURNS void "
+      "LANGUAGE plpgsql AS $$ BEGIN "
+      "PERFORM 1 FROM {0}.leader WHERE id = 1 AND epoch = mine FOR SHARE; "
+      "IF NOT FOUND THEN RAISE EXCEPTION "
+      "'leasehold: epoch % no longer leads (another node took over)', mine "
+      "USING ERRCODE = '{1}'; END IF; END $$",
+      options_.schema, kEpochLostSqlState);
   if (!pg::Exec(conn->get(), create) && !pg::Exec(conn->get(), create)) {
     return pg::Failure(conn->get(), "create the leader table");
   }
-  const std::array<pg::Statement, 4> statements = {{
+  const std::string members = fmt::format(
+      "CREATE TABLE IF NOT EXISTS {}.nodes (node text PRIMARY KEY, "
+      "advertise text NOT NULL, role text NOT NULL, "
+      "seen_at timestamptz NOT NULL)",
+      options_.schema);
+  if (!pg::Exec(conn->get(), members) && !pg::Exec(conn->get(), members)) {
+    return pg::Failure(conn->get(), "create the nodes table");
+  }
+  const std::array<pg::Statement, 6> statements = {{
       {"lease_take", take_sql_.c_str(), 3},
       {"lease_renew", renew_sql_.c_str(), 2},
       {"lease_resign", resign_sql_.c_str(), 1},
       {"lease_current", current_sql_.c_str(), 0},
+      {"lease_announce", announce_sql_.c_str(), 3},
+      {"lease_members", members_sql_.c_str(), 1},
   }};
   if (Status st = pg::Prepare(conn->get(), statements); !st.ok()) return st;
   conn_ = std::move(*conn);
@@ -194,6 +224,30 @@ Result<std::optional<LeaderRow>> LeaderLease::Current() {
   row.expires_in =
       std::chrono::milliseconds(std::stoll(PQgetvalue(r->get(), 0, 3)));
   return row;
+}
+
+
+Status LeaderLease::Announce(std::string_view role) {
+  const std::string r(role);
+  const std::array<const char*, 3> values = {
+      holder_.c_str(), options_.advertise.c_str(), r.c_str()};
+  auto done = Run({"lease_announce", announce_sql_.c_str(), 3}, values);
+  return done ? Status::Ok() : done.error();
+}
+
+Result<std::vector<MemberRow>> LeaderLease::Members() {
+  const std::string within = Millis(3 * options_.lease);
+  const std::array<const char*, 1> values = {within.c_str()};
+  auto r = Run({"lease_members", members_sql_.c_str(), 1}, values);
+  if (!r) return std::unexpected(r.error());
+  std::vector<MemberRow> members;
+  for (int i = 0; i < PQntuples(r->get()); ++i) {
+    members.push_back(
+        {PQgetvalue(r->get(), i, 0), PQgetvalue(r->get(), i, 1),
+         PQgetvalue(r->get(), i, 2),
+         std::chrono::milliseconds(std::stoll(PQgetvalue(r->get(), i, 3)))});
+  }
+  return members;
 }
 
 }  // namespace leasehold::cluster

@@ -20,8 +20,8 @@
 //
 // Every write transaction of the leader must also run EpochCheckSql() first,
 // inside the same transaction (Temporal's range_id): it share-locks the row,
-// so a takeover waits until that transaction ends, and it returns no row
-// once the epoch has moved on, and the transaction must then roll back.
+// so a takeover waits until that transaction ends, and it fails once the
+// epoch has moved on, so the transaction rolls back.
 //
 // Not thread-safe: one thread (the node's lease keeper) calls it.
 #ifndef LEASEHOLD_CLUSTER_LEADER_LEASE_H_
@@ -33,11 +33,15 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "leasehold/status.h"
 #include "pg/connection.h"
 
 namespace leasehold::cluster {
+
+// The SQLSTATE of EpochCheckSql() once another node has taken over.
+inline constexpr char kEpochLostSqlState[] = "LH001";
 
 struct LeaderLeaseOptions {
   std::string url = {};              // a libpq connection string or URI
@@ -51,6 +55,14 @@ struct LeaderLeaseOptions {
   // How much sooner than the row's expiry the leader stops acting; more
   // than zero and less than `lease`.
   std::chrono::milliseconds margin{1000};
+};
+
+// A node that announced itself lately (Announce), as the database sees it.
+struct MemberRow {
+  std::string node;  // its LeaderLease::holder()
+  std::string advertise;
+  std::string role;                   // what it last announced
+  std::chrono::milliseconds seen_ago{0};  // since its last announcement
 };
 
 // The row as the database sees it now.
@@ -95,6 +107,13 @@ class LeaderLease {
   // The row, or nullopt before any node ever took it.
   Result<std::optional<LeaderRow>> Current();
 
+  // Says that this node is alive and in `role` ("leader", "standby"), for
+  // Members(); forgets nodes silent for ten minutes.
+  Status Announce(std::string_view role);
+  // The nodes that announced themselves within the last three leases, by
+  // name.
+  Result<std::vector<MemberRow>> Members();
+
   // The name this lease holds the row under: the node's, a '#' and a
   // random suffix.
   const std::string& holder() const { return holder_; }
@@ -106,8 +125,9 @@ class LeaderLease {
   bool valid(Clock::time_point now) const { return now < valid_until_; }
 
   // The statement a leader's write transaction runs first, with $1 = its
-  // epoch as text: one row while the epoch is current, none after a
-  // takeover. It share-locks the row until the transaction ends.
+  // epoch as text. While the epoch is current it share-locks the row until
+  // the transaction ends; after a takeover it fails with SQLSTATE
+  // kEpochLostSqlState, which aborts the transaction.
   static std::string EpochCheckSql(std::string_view schema);
 
  private:
@@ -123,6 +143,7 @@ class LeaderLease {
   LeaderLeaseOptions options_;
   std::string holder_;
   std::string take_sql_, renew_sql_, resign_sql_, current_sql_;
+  std::string announce_sql_, members_sql_;
   pg::Connection conn_;
   std::uint64_t epoch_ = 0;
   Clock::time_point valid_until_ = Clock::time_point::min();

@@ -1,5 +1,7 @@
 #include "http/spawned_server.h"
 
+#include "http/connection.h"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -23,6 +25,7 @@ namespace {
 
 constexpr int kStartPolls = 1'000;  // 10 s at 10 ms
 constexpr int kStopPolls = 1'000;
+constexpr std::chrono::seconds kHealthyWithin{30};
 
 std::expected<std::string, std::string> MakeDirectory() {
   std::string pattern =
@@ -62,6 +65,7 @@ std::expected<std::unique_ptr<SpawnedServer>, std::string> SpawnedServer::Start(
     args.push_back("--config");
     args.push_back(options.config);
   }
+  args.insert(args.end(), options.extra_args.begin(), options.extra_args.end());
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -88,7 +92,8 @@ std::expected<std::unique_ptr<SpawnedServer>, std::string> SpawnedServer::Start(
     int port = 0;
     if (in >> port && port > 0) {
       server->port_ = static_cast<std::uint16_t>(port);
-      return server;
+      if (!options.wait_until_healthy) return server;
+      return WaitUntilHealthy(std::move(server), see);
     }
     if (waitpid(server->pid_, nullptr, WNOHANG) == server->pid_) {
       server->pid_ = -1;
@@ -97,6 +102,26 @@ std::expected<std::unique_ptr<SpawnedServer>, std::string> SpawnedServer::Start(
     std::this_thread::sleep_for(milliseconds(10));
   }
   return std::unexpected("leasehold serve did not start within 10 s" + see);
+}
+
+std::expected<std::unique_ptr<SpawnedServer>, std::string>
+SpawnedServer::WaitUntilHealthy(std::unique_ptr<SpawnedServer> server,
+                                const std::string& see) {
+  Address address;
+  address.port = server->port_;
+  Connection c(address);
+  const auto give_up = std::chrono::steady_clock::now() + kHealthyWithin;
+  while (std::chrono::steady_clock::now() < give_up) {
+    if (c.Request(Method::kGet, "/healthz", "", give_up).status == 200) {
+      return server;
+    }
+    if (waitpid(server->pid_, nullptr, WNOHANG) == server->pid_) {
+      server->pid_ = -1;
+      return std::unexpected("leasehold serve exited at start" + see);
+    }
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  return std::unexpected("leasehold serve was not healthy within 30 s" + see);
 }
 
 int SpawnedServer::Signal(int signo) {

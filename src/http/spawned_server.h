@@ -30,6 +30,11 @@ struct SpawnOptions {
   // The loopback port to listen on; 0: a free one (a restart on the port
   // its clients know needs the old one).
   std::uint16_t port = 0;
+  // More `serve` flags, e.g. {"--leader-lease-ms", "1000"}.
+  std::vector<std::string> extra_args = {};
+  // Start returns only once GET /healthz answers 200 (a node on PostgreSQL
+  // serves once it leads), within 30 s.
+  bool wait_until_healthy = false;
 };
 
 class SpawnedServer {
@@ -54,6 +59,9 @@ class SpawnedServer {
  private:
   SpawnedServer() = default;
   int Signal(int signo);
+  static std::expected<std::unique_ptr<SpawnedServer>, std::string>
+  WaitUntilHealthy(std::unique_ptr<SpawnedServer> server,
+                   const std::string& see);
 
   pid_t pid_ = -1;
   std::uint16_t port_ = 0;

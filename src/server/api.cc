@@ -182,6 +182,26 @@ std::optional<SessionId> NamedSession(const Call& c, int id_index) {
 
 }  // namespace
 
+std::optional<ApiResponse> Api::ToLeader(std::string_view target) const {
+  const cluster::ClusterView* cluster = cluster_.load();
+  if (cluster == nullptr || cluster->Leads()) return std::nullopt;
+  std::string leader = cluster->LeaderUrl();
+  if (leader.empty()) {
+    return ErrorResponse(
+        Status(StatusCode::kUnavailable,
+               "no node leads now (a standby takes over once the last "
+               "leader's lease expires): retry shortly"));
+  }
+  while (!leader.empty() && leader.back() == '/') leader.pop_back();
+  ApiResponse r;
+  r.status = 307;
+  r.location = leader + std::string(target);
+  r.body = boost::json::serialize(boost::json::object{
+      {"leader", leader},
+      {"message", "this node stands by; the leader is " + leader}});
+  return r;
+}
+
 void Api::Handle(ApiRequest request, Respond respond) {
   const std::string_view target = request.target;
   const std::size_t q = target.find('?');
@@ -225,6 +245,12 @@ void Api::Handle(ApiRequest request, Respond respond) {
 
   const RouteMatch match = MatchRoute(m, c.path);
   c.route = match.route;
+  c.cluster = cluster_.load();
+  if (match.route == nullptr || !match.route->Has(kEveryNode)) {
+    if (auto elsewhere = ToLeader(target)) {
+      return c.respond(std::move(*elsewhere));
+    }
+  }
   if (match.route != nullptr && match.route->Has(kPublic)) {
     return match.route->handler(c);
   }

@@ -5,9 +5,12 @@
 #ifndef LEASEHOLD_SERVER_API_H_
 #define LEASEHOLD_SERVER_API_H_
 
+#include <atomic>
 #include <functional>
+#include <optional>
 #include <string>
 
+#include "cluster/cluster_view.h"
 #include "server/auth.h"
 #include "server/metrics.h"
 #include "service/engine_service.h"
@@ -32,6 +35,7 @@ struct ApiResponse {
   unsigned status = 200;
   std::string body;  // JSON unless content_type says otherwise
   std::string content_type = "application/json";
+  std::string location = {};  // a Location header when not empty (307)
 };
 
 struct ApiOptions {
@@ -61,6 +65,17 @@ class Api {
   // null. Set before serving; must outlive the Api.
   void SetHistory(const ActivityHistory* history) { history_ = history; }
 
+  // The cluster this node belongs to (may stay null: a node of its own).
+  // Until it is set a cluster's node serves nothing (its service has no
+  // store), so it may be set once serving; must outlive the Api.
+  void SetCluster(const cluster::ClusterView* cluster) { cluster_ = cluster; }
+
+  // On a node that does not lead, the answer to a request for `target`
+  // that only the leader serves: 307 to the leader's URL with the same
+  // target (a client resends the same method and body there), or 503
+  // unavailable while no node leads. nullopt on the leader.
+  std::optional<ApiResponse> ToLeader(std::string_view target) const;
+
   // Answers `request` through `respond`, exactly once, on any thread.
   void Handle(ApiRequest request, Respond respond);
 
@@ -82,6 +97,7 @@ class Api {
   ApiOptions options_;
   Metrics* metrics_;
   const ActivityHistory* history_ = nullptr;
+  std::atomic<const cluster::ClusterView*> cluster_{nullptr};
 };
 
 // The HTTP status of an error code (docs/api.md's conventions).

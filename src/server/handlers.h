@@ -32,6 +32,8 @@ struct Call {
   const Route* route = nullptr;
   const ActivityHistory* history = nullptr;  // may be null
   Metrics* metrics = nullptr;                // may be null (no /metrics)
+  // The node's cluster; null on a node of its own (SQLite).
+  const cluster::ClusterView* cluster = nullptr;
 
   // The principal that opens sessions through this call ("" when off).
   std::string CallerName() const {
@@ -76,6 +78,7 @@ Result<SessionId> SessionField(const Fields& fields);
 // GET /v1/events when the HTTP layer has no event hub (404).
 void Health(Call& c);
 void ServeMetrics(Call& c);
+void ClusterInfo(Call& c);
 void EventsWithoutHub(Call& c);
 
 void CreateSession(Call& c);

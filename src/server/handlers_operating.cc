@@ -4,8 +4,10 @@
 
 namespace leasehold::server {
 
+// 200 only where writes are served: a load balancer sends traffic to the
+// leader, never to a standby or a node whose store is down.
 void Health(Call& c) {
-  const Status failure = c.service.StoreFailure();
+  const Status failure = c.service.Writable();
   failure.ok() ? c.Reply(200, boost::json::object{{"status", "ok"}})
                : c.Fail(failure);
 }
@@ -27,5 +29,40 @@ void ServeMetrics(Call& c) {
 // The HTTP layer serves the stream itself (event_stream.h) when it has an
 // event hub; without one the endpoint does not exist.
 void EventsWithoutHub(Call& c) { c.Fail(NoRoute(c.method, c.raw_path)); }
+
+}  // namespace leasehold::server
+
+namespace leasehold::server {
+
+// A node of its own leads itself; a cluster's node says what it knows.
+void ClusterInfo(Call& c) {
+  namespace json = boost::json;
+  if (c.cluster == nullptr) {
+    return c.Reply(200, json::object{{"role", "leader"},
+                                     {"node", nullptr},
+                                     {"leader", nullptr},
+                                     {"epoch", 0},
+                                     {"nodes", json::array()}});
+  }
+  const cluster::ClusterStatus s = c.cluster->Snapshot();
+  json::array nodes;
+  for (const cluster::ClusterMember& m : s.nodes) {
+    nodes.push_back(json::object{{"node", m.node},
+                                 {"url", m.advertise},
+                                 {"role", m.role},
+                                 {"seen_ms_ago", m.seen_ago.count()}});
+  }
+  json::object out{{"role", s.role},
+                   {"node", s.node},
+                   {"url", s.advertise},
+                   {"epoch", s.epoch},
+                   {"nodes", std::move(nodes)},
+                   {"took_over", s.took_over},
+                   {"stepped_down", s.stepped_down}};
+  out["leader"] = s.leader.empty() ? json::value(nullptr) : json::value(s.leader);
+  out["leader_node"] =
+      s.leader_node.empty() ? json::value(nullptr) : json::value(s.leader_node);
+  c.Reply(200, out);
+}
 
 }  // namespace leasehold::server

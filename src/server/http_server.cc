@@ -194,6 +194,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     const std::string_view authorization = req[http::field::authorization];
     if (server_->events_ != nullptr &&
         IsEventStreamTarget(req.method_string(), path)) {
+      if (auto elsewhere = server_->api_.ToLeader(target)) {
+        return Write(*elsewhere, version_);
+      }
       auto access = server_->api_.AuthorizeEvents(authorization, target);
       if (!access) return Write(ErrorResponse(access.error()), version_);
       return StartStream(std::move(*access));
@@ -359,6 +362,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     response_.append(std::to_string(r.status)).append(" ");
     response_.append(http::obsolete_reason(status));
     response_.append("\r\nServer: leasehold");
+    if (!r.location.empty()) {
+      response_.append("\r\nLocation: ").append(r.location);
+    }
     if (!bodiless) {
       response_.append("\r\nContent-Type: ").append(r.content_type);
       response_.append("\r\nContent-Length: ");

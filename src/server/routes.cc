@@ -24,12 +24,14 @@ SessionId Id(const Call& c) {
 // before parameters at the same place (the first match wins).
 constexpr Route kRoutes[] = {
     // Operating.
-    {"GET", "/healthz", Role::kRead, Health, kPublic},
-    {"GET", "/v1/openapi.json", Role::kRead, ServeOpenApi, kPublic},
-    {"GET", "/metrics", Role::kRead, ServeMetrics},
+    {"GET", "/healthz", Role::kRead, Health, kPublic | kEveryNode},
+    {"GET", "/v1/openapi.json", Role::kRead, ServeOpenApi,
+     kPublic | kEveryNode},
+    {"GET", "/metrics", Role::kRead, ServeMetrics, kEveryNode},
+    {"GET", "/v1/cluster", Role::kRead, ClusterInfo, kEveryNode},
     {"GET", "/v1/events", Role::kRead, EventsWithoutHub, kEventStream},
     // The dashboard's reads.
-    {"GET", "/v1/whoami", Role::kRead, WhoAmI},
+    {"GET", "/v1/whoami", Role::kRead, WhoAmI, kEveryNode},
     {"GET", "/v1/namespaces", Role::kRead, ListNamespaces},
     {"GET", "/v1/stats", Role::kRead, ServerStats},
     {"GET", "/v1/deadlocks", Role::kRead, RecentDeadlocks},

@@ -81,6 +81,9 @@ enum RouteTrait : std::uint8_t {
   // Served by the HTTP layer as an EventStream when it has an EventHub;
   // its handler answers only when it has none.
   kEventStream = 1 << 3,
+  // Answered by every node of a cluster, a standby too (health, metrics,
+  // the cluster's state); the rest is the leader's (Api::ToLeader).
+  kEveryNode = 1 << 4,
 };
 
 // One endpoint.

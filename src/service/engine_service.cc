@@ -44,10 +44,11 @@ namespace {
 // A new engine holding everything `store` holds, its events going to
 // `sink` (restoring announces nothing).
 template <typename Sink>
-Result<std::unique_ptr<Engine>> LoadEngine(Store& store, EngineOptions options,
-                                           Sink& sink, Time now) {
+Result<std::unique_ptr<Engine>> LoadEngine(
+    Store& store, EngineOptions options, Sink& sink, Time now,
+    Duration session_grace = Duration::zero()) {
   options.events = &sink;
-  auto engine = RestoreEngine(store, options, now);
+  auto engine = RestoreEngine(store, options, now, session_grace);
   sink.events.clear();
   return engine;
 }
@@ -70,6 +71,21 @@ Result<std::unique_ptr<EngineService>> EngineService::Open(
   return service;
 }
 
+std::unique_ptr<EngineService> EngineService::OpenWithoutStore(
+    asio::io_context& io, EngineOptions options, const Clock& clock,
+    Status why) {
+  auto sink = std::make_unique<Sink>();
+  EngineOptions with_sink = options;
+  with_sink.events = sink.get();
+  std::unique_ptr<EngineService> service(new EngineService(
+      io, nullptr, std::make_unique<Engine>(with_sink), options, clock));
+  service->sink_ = std::move(sink);
+  service->detached_ = std::move(why);
+  service->standing_by_ = true;
+  service->SetLeaseDeadline(LeaseClock::time_point::min());
+  return service;
+}
+
 EngineService::EngineService(asio::io_context& io, std::unique_ptr<Store> store,
                              std::unique_ptr<Engine> engine,
                              EngineOptions options, const Clock& clock)
@@ -79,8 +95,74 @@ EngineService::EngineService(asio::io_context& io, std::unique_ptr<Store> store,
       engine_(std::move(engine)),
       options_(options),
       clock_(clock),
-      committer_(std::make_unique<GroupCommitter>(store_.get())),
+      committer_(store_ ? std::make_unique<GroupCommitter>(store_.get())
+                        : nullptr),
       recovery_timer_(io) {}
+
+void EngineService::SetLeaseDeadline(LeaseClock::time_point deadline) {
+  lease_deadline_.store(deadline.time_since_epoch().count(),
+                        std::memory_order_relaxed);
+}
+
+Status EngineService::LeaseLapsed() const {
+  const LeaseClock::rep deadline =
+      lease_deadline_.load(std::memory_order_relaxed);
+  if (LeaseClock::now().time_since_epoch().count() < deadline) {
+    return Status::Ok();
+  }
+  return Status(StatusCode::kUnavailable,
+                "this node does not lead now (it stands by, or could not "
+                "renew its lease in time): GET /v1/cluster names the leader");
+}
+
+Status EngineService::Attach(std::unique_ptr<Store> store,
+                             Duration session_grace) {
+  std::uint64_t generation;
+  {
+    std::lock_guard lock(mu_);
+    if (committer_ != nullptr || stopping_) {
+      return Status(StatusCode::kInternal,
+                    "Attach: the service already has a store or is stopping");
+    }
+    generation = generation_;
+  }
+  auto sink = std::make_unique<Sink>();
+  auto engine =
+      LoadEngine(*store, options_, *sink, clock_.Now(), session_grace);
+  if (!engine) return engine.error();
+  std::lock_guard lock(mu_);
+  if (generation != generation_ || committer_ != nullptr || stopping_) {
+    return Status(StatusCode::kUnavailable,
+                  "Attach: the service changed during the load");
+  }
+  Install(std::move(store), std::move(*engine), std::move(sink));
+  standing_by_ = false;
+  return Status::Ok();
+}
+
+void EngineService::Detach(Status why) {
+  SetLeaseDeadline(LeaseClock::time_point::min());  // serves nothing now
+  Completions ended;
+  {
+    std::lock_guard lock(mu_);
+    ++generation_;
+    standing_by_ = true;
+    recovery_armed_ = false;
+    recovery_timer_.cancel();
+    if (committer_ != nullptr) DetachStore(ended, why);
+    detached_ = std::move(why);
+    // A standby shows nothing of what it led: its state is the next
+    // leader's to tell.
+    auto sink = std::make_unique<Sink>();
+    EngineOptions with_sink = options_;
+    with_sink.events = sink.get();
+    engine_ = std::make_unique<Engine>(with_sink);
+    sink_ = std::move(sink);
+    timer_at_.reset();
+    ArmTimer();
+  }
+  Complete(std::move(ended));
+}
 
 EngineService::~EngineService() = default;
 
@@ -89,6 +171,11 @@ GroupCommitStats EngineService::CommitStats() const {
   GroupCommitStats total = retired_stats_;
   if (committer_) total.Add(committer_->Stats());
   return total;
+}
+
+Status EngineService::Writable() const {
+  if (Status lapsed = LeaseLapsed(); !lapsed.ok()) return lapsed;
+  return StoreFailure();
 }
 
 Status EngineService::StoreFailure() const {
@@ -138,6 +225,9 @@ void EngineService::KeepIfParked(const Result<Outcome>& outcome,
 void EngineService::Acquire(OwnedLockRequest request,
                             std::function<void(Result<AcquireOutcome>)> started,
                             WaitDone finished) {
+  if (Status lapsed = LeaseLapsed(); !lapsed.ok()) {
+    return started(std::unexpected(std::move(lapsed)));
+  }
   Step([&](Completions& ready) {
     const AcquireRequest req{
         request.session,
@@ -152,6 +242,9 @@ void EngineService::Acquire(OwnedLockRequest request,
 void EngineService::AcquireAll(
     const AcquireAllRequest& request,
     std::function<void(Result<AcquireAllOutcome>)> started, WaitDone finished) {
+  if (Status lapsed = LeaseLapsed(); !lapsed.ok()) {
+    return started(std::unexpected(std::move(lapsed)));
+  }
   Step([&](Completions& ready) {
     Result<AcquireAllOutcome> outcome =
         engine_->AcquireAll(clock_.Now(), request);
@@ -256,9 +349,10 @@ void EngineService::Drain(Completions& ready) {
 }
 
 void EngineService::StartRecovery() {
-  if (!recovery_ || recovery_armed_ || stopping_) return;
+  if (!recovery_ || recovery_armed_ || stopping_ || standing_by_) return;
   recovery_armed_ = true;
   next_retry_ = recovery_->first_retry;
+  if (recovery_->on_failure) recovery_->on_failure();
   if (recovery_->log) {
     recovery_->log("store failed (" + committer_->failure().message() +
                    "): writes answer unavailable until it is opened again");
@@ -269,9 +363,15 @@ void EngineService::StartRecovery() {
   });
 }
 
-void EngineService::DetachStore(Completions& ready) {
-  detached_ = committer_->failure();
-  Drain(ready);  // every pending step, with the failure
+void EngineService::DetachStore(Completions& ready, Status why) {
+  detached_ = std::move(why);
+  Drain(ready);  // the durable steps; with a failed store, every step
+  for (PendingStep& step : pending_) {
+    for (auto& done : step.completions) {
+      ready.emplace_back(std::move(done), detached_);
+    }
+  }
+  pending_.clear();
   for (auto& [wait, done] : parked_) {
     ready.emplace_back([done = std::move(done)](
                            const Status& st) { done(std::unexpected(st)); },
@@ -288,10 +388,12 @@ void EngineService::OnRecoveryTimer() {
   std::function<void(const std::string&)> log;
   StoreOpener reopen;
   std::string cause;
+  std::uint64_t generation;
   {
     std::lock_guard lock(mu_);
-    if (stopping_) return;
-    if (committer_ != nullptr) DetachStore(ended);
+    if (stopping_ || standing_by_ || !recovery_armed_) return;
+    generation = generation_;
+    if (committer_ != nullptr) DetachStore(ended, committer_->failure());
     log = recovery_->log;
     reopen = recovery_->reopen;
     cause = detached_.message();
@@ -303,7 +405,8 @@ void EngineService::OnRecoveryTimer() {
       store ? LoadEngine(**store, options_, *sink, clock_.Now())
             : Result<std::unique_ptr<Engine>>(std::unexpected(store.error()));
   std::lock_guard lock(mu_);
-  if (stopping_) return;
+  // Shut down, or detached or attached meanwhile: this recovery is over.
+  if (stopping_ || generation != generation_) return;
   if (!engine) {
     if (log) {
       log("store still unavailable (" + engine.error().message() +
@@ -318,19 +421,27 @@ void EngineService::OnRecoveryTimer() {
   }
   // As a restart: the new engine holds what the store holds, sessions with
   // a fresh TTL; what the old one decided without the disk is gone.
-  store_ = std::move(*store);
+  Install(std::move(*store), std::move(*engine), std::move(sink));
+  ++recoveries_;
+  if (log) log("store recovered: " + store_->Describe() + " after " + cause);
+}
+
+void EngineService::Install(std::unique_ptr<Store> store,
+                            std::unique_ptr<Engine> engine,
+                            std::unique_ptr<Sink> sink) {
+  store_ = std::move(store);
   committer_ = std::make_unique<GroupCommitter>(store_.get());
-  engine_ = std::move(*engine);
+  engine_ = std::move(engine);
   sink_ = std::move(sink);
   for (const auto& [ns, options] : namespaces_) {
     engine_->SetNamespaceOptions(ns, options);
   }
   detached_ = Status::Ok();
   recovery_armed_ = false;
-  ++recoveries_;
+  recovery_timer_.cancel();
+  ++generation_;
   timer_at_.reset();
   ArmTimer();
-  if (log) log("store recovered: " + store_->Describe() + " after " + cause);
 }
 
 void EngineService::DrainAndComplete() {

@@ -26,11 +26,19 @@
 // (kUnavailable), closes the store, and, retrying with backoff, opens it
 // again and loads a new engine from it. Meanwhile writes answer
 // kUnavailable at once and reads answer from the engine as loaded.
+//
+// Among several nodes (src/cluster) the service of a standby holds no
+// store: OpenWithoutStore(), or Detach() when a leader steps down. It then
+// answers every command kUnavailable, and Attach() makes it serve once the
+// node leads. A leader also sets a lease deadline: past it, on the
+// monotonic clock, every command answers kUnavailable, whether or not the
+// node has yet learned that another one took over.
 #ifndef LEASEHOLD_SERVICE_ENGINE_SERVICE_H_
 #define LEASEHOLD_SERVICE_ENGINE_SERVICE_H_
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <atomic>
 #include <chrono>
 #include <deque>
 #include <functional>
@@ -93,7 +101,30 @@ class EngineService {
   static Result<std::unique_ptr<EngineService>> Open(
       boost::asio::io_context& io, std::unique_ptr<Store> store,
       EngineOptions options, const Clock& clock);
+  // A service with no store and an empty engine, answering every command
+  // kUnavailable until Attach() and a lease deadline in the future: a
+  // standby's. `why` is what StoreFailure() says meanwhile.
+  static std::unique_ptr<EngineService> OpenWithoutStore(
+      boost::asio::io_context& io, EngineOptions options, const Clock& clock,
+      Status why);
   ~EngineService();
+
+  // Loads `store` into a new engine, its sessions with a fresh ttl plus
+  // `session_grace`, and serves it: for a node that has just become the
+  // leader. Only while detached (kInternal otherwise); kUnavailable when the
+  // store cannot be loaded (the service stays detached). Blocks for the
+  // load; not on an I/O thread.
+  Status Attach(std::unique_ptr<Store> store, Duration session_grace);
+  // Stops serving: answers what is in flight and every parked request with
+  // `why` (kUnavailable), closes the store and forgets the engine's state;
+  // no recovery until Attach(). For a leader that steps down. Thread-safe.
+  void Detach(Status why);
+
+  using LeaseClock = std::chrono::steady_clock;
+  // From `deadline` on, every command answers kUnavailable (leadership
+  // lapsed). time_point::max() (the default): no deadline. Thread-safe and
+  // cheap (one atomic).
+  void SetLeaseDeadline(LeaseClock::time_point deadline);
 
   // Called with the events of each durable step, in order, under the
   // service's mutex (so it must not call back into the service). Set before
@@ -109,6 +140,9 @@ class EngineService {
   template <typename R>
   void Execute(std::function<R(Engine&, Time)> command,
                std::function<void(Result<R>)> done) {
+    if (Status lapsed = LeaseLapsed(); !lapsed.ok()) {
+      return done(std::unexpected(std::move(lapsed)));
+    }
     Step([&](Completions& ready) {
       AfterStep(Deliver(std::move(done), command(*engine_, clock_.Now())),
                 ready);
@@ -161,6 +195,9 @@ class EngineService {
     // Told of the failure, each failed attempt and the recovery (may be
     // empty). Runs on an I/O thread.
     std::function<void(const std::string&)> log;
+    // Called once per failure, under the service's mutex (so it must not
+    // call the service); may be empty.
+    std::function<void()> on_failure = {};
   };
   // Makes the service recover from a failed store by itself (see above).
   // Call before serving, at most once.
@@ -181,6 +218,9 @@ class EngineService {
   // OK while the store accepts writes; its failure once it did not, until
   // a recovery.
   Status StoreFailure() const;
+  // OK while commands are served: the lease deadline has not passed and
+  // the store accepts writes; else why not.
+  Status Writable() const;
   // Engine statistics, the number of parked requests and the time, read
   // under the mutex; `done` runs on this thread after it is released.
   void ReadStats(std::function<void(EngineStats, std::size_t, Time)> done);
@@ -253,12 +293,18 @@ class EngineService {
   // Recovery from a failed store (EnableRecovery). Under mu_: arms the
   // first attempt, once per failure.
   void StartRecovery();
-  // Under mu_: answers every pending step and parked request with the
-  // store's failure, then closes the committer and the store.
-  void DetachStore(Completions& ready);
+  // Under mu_: answers the steps already durable, then every other pending
+  // step and parked request with `why`, then closes the committer and the
+  // store.
+  void DetachStore(Completions& ready, Status why);
   // On an I/O thread: detaches the failed store if still attached, opens
   // it again and loads a new engine, or arms the next attempt.
   void OnRecoveryTimer();
+  // Under mu_: makes `store` and `engine` (loaded from it) the service's.
+  void Install(std::unique_ptr<Store> store, std::unique_ptr<Engine> engine,
+               std::unique_ptr<Sink> sink);
+  // OK, or why the lease deadline has passed.
+  Status LeaseLapsed() const;
 
   boost::asio::io_context& io_;
   mutable std::mutex mu_;  // guards everything below
@@ -278,6 +324,14 @@ class EngineService {
   bool recovery_armed_ = false;
   std::chrono::milliseconds next_retry_{0};
   std::uint64_t recoveries_ = 0;
+  // Detached by Detach() (a standby), not by a failure: no recovery.
+  bool standing_by_ = false;
+  // Counts Attach() and Detach(): a recovery started before one of them
+  // must not install what it loaded.
+  std::uint64_t generation_ = 0;
+  std::atomic<LeaseClock::rep> lease_deadline_{LeaseClock::time_point::max()
+                                                   .time_since_epoch()
+                                                   .count()};
   bool stopping_ = false;
   EventListener listener_;
   std::unordered_map<WaitId, WaitDone> parked_;

@@ -4,7 +4,8 @@ namespace leasehold {
 
 Result<std::unique_ptr<Engine>> RestoreEngine(Store& store,
                                               const EngineOptions& options,
-                                              Time now) {
+                                              Time now,
+                                              Duration session_grace) {
   auto engine = std::make_unique<Engine>(options);
   Store::Visitors visit;
   visit.key = [&](KeyRow&& row) {
@@ -16,9 +17,10 @@ Result<std::unique_ptr<Engine>> RestoreEngine(Store& store,
   visit.message = [&](MessageRow&& row) {
     return engine->RestoreMessage(std::move(row));
   };
-  // Restored sessions get a fresh ttl from `now`; their locks follow them.
+  // Restored sessions get a fresh ttl (and the grace) from `now`; their
+  // locks follow them.
   visit.session = [&](SessionRow&& row) {
-    return engine->RestoreSession(now, std::move(row));
+    return engine->RestoreSession(now + session_grace, std::move(row));
   };
   visit.lock = [&](LockRow&& row) {
     return engine->RestoreLock(std::move(row));

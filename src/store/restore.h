@@ -11,11 +11,13 @@
 namespace leasehold {
 
 // A new engine made with `options`, holding everything `store` holds, as of
-// `now`. Fails with kUnavailable, naming the store, when it cannot be read
-// or holds a row the engine refuses.
-Result<std::unique_ptr<Engine>> RestoreEngine(Store& store,
-                                              const EngineOptions& options,
-                                              Time now);
+// `now`. Each session gets a fresh ttl, plus `session_grace` (a takeover by
+// another node gives clients that long to find it, as Chubby's grace
+// period). Fails with kUnavailable, naming the store, when it cannot be
+// read or holds a row the engine refuses.
+Result<std::unique_ptr<Engine>> RestoreEngine(
+    Store& store, const EngineOptions& options, Time now,
+    Duration session_grace = Duration::zero());
 
 }  // namespace leasehold
 

@@ -149,7 +149,13 @@ std::unique_ptr<ServerProcess> ServerProcess::WithStore(
                                              .store = store_url,
                                              .env = {},
                                              .log_to_file = false,
-                                             .port = 0});
+                                             .port = 0,
+                                             // A restart after kill -9
+                                             // waits out the dead node's
+                                             // lease before it leads.
+                                             .extra_args = {"--leader-lease-ms",
+                                                            "1000"},
+                                             .wait_until_healthy = true});
   if (!started) throw std::runtime_error(started.error());
   return std::unique_ptr<ServerProcess>(new ServerProcess(std::move(*started)));
 }

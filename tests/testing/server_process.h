@@ -83,8 +83,8 @@ class ServerProcess {
   ServerProcess(const std::string& data_dir, const std::string& config = "",
                 const std::vector<std::string>& env = {},
                 std::uint16_t port = 0);
-  // `leasehold serve --store store_url` (PostgreSQL); `scratch_dir` holds
-  // its port file.
+  // `leasehold serve --store store_url` (PostgreSQL) with a 1 s leader
+  // lease, once it leads (/healthz 200); `scratch_dir` holds its port file.
   static std::unique_ptr<ServerProcess> WithStore(
       const std::string& store_url, const std::string& scratch_dir);
   ~ServerProcess();  // SIGTERM, then SIGKILL if it does not stop

@@ -1,5 +1,6 @@
 #include "store/postgres/batch_transaction.h"
 
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -116,10 +117,25 @@ class Pipeline {
 
 }  // namespace
 
-Status WriteBatch(PGconn* conn, const JournalBatch& batch) {
+Status PrepareFence(PGconn* conn, const std::string& sql) {
+  const pg::Statement fence{kFenceStatement, sql.c_str(), 1};
+  return pg::Prepare(conn, std::span(&fence, 1));
+}
+
+Status CheckFence(PGconn* conn, std::uint64_t epoch) {
+  return WriteBatch(conn, {}, epoch);
+}
+
+Status WriteBatch(PGconn* conn, const JournalBatch& batch,
+                  std::uint64_t fence_epoch) {
   Pipeline pipeline(conn);
   if (!pipeline.Enter()) return pg::Failure(conn, "pipeline mode");
   pipeline.SendCommand("BEGIN");
+  if (fence_epoch != 0) {
+    BoundStatement fence{kFenceStatement, {}};
+    fence.params.Uint(fence_epoch);
+    pipeline.Send(fence);
+  }
   for (const JournalEntry& e : batch) {
     if (pipeline.failed()) break;
     pipeline.Send(Bind(e));

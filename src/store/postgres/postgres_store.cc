@@ -65,7 +65,7 @@ class PostgresStore final : public Store {
 
  private:
   Status Write(const JournalBatch& batch) {
-    Status st = postgres::WriteBatch(conn_.get(), batch);
+    Status st = postgres::WriteBatch(conn_.get(), batch, FenceEpoch());
     DropIfUnusable();
     return st;
   }
@@ -98,6 +98,12 @@ class PostgresStore final : public Store {
         !st.ok()) {
       return st;
     }
+    if (options_.fence) {
+      // A node that no longer leads must not even start writing.
+      Status st = postgres::PrepareFence(conn.get(), options_.fence->sql);
+      if (st.ok()) st = postgres::CheckFence(conn.get(), FenceEpoch());
+      if (!st.ok()) return st;
+    }
     conn_ = std::move(conn);
     return Status::Ok();
   }
@@ -112,6 +118,10 @@ class PostgresStore final : public Store {
     if (*mode != "off") return Status::Ok();
     auto set = pg::Exec(conn, "SET synchronous_commit = on");
     return set ? Status::Ok() : set.error();
+  }
+
+  std::uint64_t FenceEpoch() const {
+    return options_.fence ? options_.fence->epoch : 0;
   }
 
   // After a failure: a connection that is lost, or not idle, is dropped, so
@@ -143,6 +153,9 @@ Result<std::unique_ptr<Store>> OpenPostgresStore(
     const std::string& url, const PostgresStoreOptions& options) {
   if (options.load_fetch_rows < 1) {
     return Error(StatusCode::kBadRequest, "load_fetch_rows must be >= 1");
+  }
+  if (options.fence && options.fence->epoch == 0) {
+    return Error(StatusCode::kBadRequest, "a fence needs an epoch above 0");
   }
   auto params = ConnectionParams::Parse(url);
   if (!params) return std::unexpected(params.error());

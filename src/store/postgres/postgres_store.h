@@ -3,7 +3,9 @@
 #ifndef LEASEHOLD_STORE_POSTGRES_POSTGRES_STORE_H_
 #define LEASEHOLD_STORE_POSTGRES_POSTGRES_STORE_H_
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "store/store.h"
@@ -16,6 +18,16 @@ struct PostgresStoreOptions {
   std::string schema = "leasehold";
   // Rows a start-up load holds in memory at once (one FETCH of a cursor).
   int load_fetch_rows = 500;
+  // For a leader among several nodes (src/cluster): every batch's
+  // transaction runs `sql` first, with $1 = `epoch`, a statement that fails
+  // once the epoch no longer leads (cluster::LeaderLease::EpochCheckSql), so
+  // no batch of an old leader commits after a takeover. Opening and each
+  // reconnection check it too.
+  struct Fence {
+    std::string sql;
+    std::uint64_t epoch = 0;
+  };
+  std::optional<Fence> fence = {};
 };
 
 // Connects to `url` (a libpq URL or key=value string; several hosts with
@@ -25,7 +37,8 @@ struct PostgresStoreOptions {
 // kUnavailable, saying why, when the server cannot be reached, is a
 // standby, or holds a schema this build must not touch (left unmodified).
 //
-// Append writes each batch as ONE transaction (batch_transaction.h). The
+// Append writes each batch as ONE transaction (batch_transaction.h), fenced
+// by options.fence when given (refused, kUnavailable, once it fails). The
 // store keeps one connection. A call that finds it lost reconnects (to
 // whichever host is now the primary), checks the schema version and
 // prepares its statements again; Append also sends its batch once more on
