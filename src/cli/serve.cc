@@ -1,8 +1,8 @@
 #include "cli/serve.h"
 
+#include <atomic>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/signal_set.hpp>
-#include <atomic>
 #include <boost/json.hpp>
 #include <filesystem>
 #include <fstream>
@@ -307,7 +307,9 @@ std::string DefaultAdvertise(const Config& c, std::uint16_t port) {
          std::to_string(port);
 }
 
-void Log(const std::string& line) { std::cerr << "leasehold: " << line << "\n"; }
+void Log(const std::string& line) {
+  std::cerr << "leasehold: " << line << "\n";
+}
 
 }  // namespace
 
@@ -360,16 +362,15 @@ int RunServe(const ServeFlags& flags) {
   // again and reloaded, as a restart would, without one (EngineService);
   // on PostgreSQL only while this node still leads, fenced by its epoch.
   service->EnableRecovery(
-      {.reopen =
-           [&c, &node_for_recovery,
-            clustered]() -> Result<std::unique_ptr<Store>> {
-             if (!clustered) return OpenConfiguredStore(c);
-             cluster::ClusterNode* n = node_for_recovery.load();
-             if (n == nullptr) {
-               return Error(StatusCode::kUnavailable, "not leading yet");
-             }
-             return n->ReopenStore();
-           },
+      {.reopen = [&c, &node_for_recovery,
+                  clustered]() -> Result<std::unique_ptr<Store>> {
+         if (!clustered) return OpenConfiguredStore(c);
+         cluster::ClusterNode* n = node_for_recovery.load();
+         if (n == nullptr) {
+           return Error(StatusCode::kUnavailable, "not leading yet");
+         }
+         return n->ReopenStore();
+       },
        .log = Log,
        .on_failure =
            [&node_for_recovery] {
@@ -408,14 +409,14 @@ int RunServe(const ServeFlags& flags) {
 
   if (clustered) {
     cluster::ClusterNodeOptions options;
-    options.lease = {
-        .url = c.store,
-        .schema = c.store_schema,
-        .node = flags.node.empty() ? HostName() : flags.node,
-        .advertise = flags.advertise.empty() ? DefaultAdvertise(c, *port)
-                                             : flags.advertise,
-        .lease = milliseconds(flags.leader_lease_ms),
-        .margin = milliseconds(flags.leader_lease_ms / 4)};
+    options.lease = {.url = c.store,
+                     .schema = c.store_schema,
+                     .node = flags.node.empty() ? HostName() : flags.node,
+                     .advertise = flags.advertise.empty()
+                                      ? DefaultAdvertise(c, *port)
+                                      : flags.advertise,
+                     .lease = milliseconds(flags.leader_lease_ms),
+                     .margin = milliseconds(flags.leader_lease_ms / 4)};
     options.session_grace = milliseconds(flags.leader_lease_ms);
     options.log = Log;
     auto started = cluster::ClusterNode::Start(

@@ -21,7 +21,7 @@ struct ServeFlags {
   std::string advertise;
   std::string node;
   std::int64_t leader_lease_ms = 5000;
-  std::string config;  // JSON file; empty: none
+  std::string config;     // JSON file; empty: none
   std::string port_file;  // write the bound port here once serving
 };
 

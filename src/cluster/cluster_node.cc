@@ -157,11 +157,10 @@ void ClusterNode::BeginTakeover(std::uint64_t epoch) {
   loaded_ = false;
   loader_ = std::thread([this, epoch] {
     auto store = open_store_(epoch);
-    load_result_ =
-        store ? service_.Attach(std::move(*store),
-                                std::chrono::duration_cast<Duration>(
-                                    options_.session_grace))
-              : store.error();
+    load_result_ = store ? service_.Attach(std::move(*store),
+                                           std::chrono::duration_cast<Duration>(
+                                               options_.session_grace))
+                         : store.error();
     loaded_ = true;
     StoreFailed();  // wakes the keeper: serve at once
   });
@@ -172,13 +171,13 @@ milliseconds ClusterNode::LeaderTick() {
   if (renewed && *renewed == LeaderLease::Renewal::kRenewed) {
     service_.SetLeaseDeadline(lease_->valid_until());
   } else if (renewed) {
-    StepDown(fmt::format("another node took the lease over (this node's "
-                         "epoch was {})",
-                         epoch_.load()));
+    StepDown(
+        fmt::format("another node took the lease over (this node's "
+                    "epoch was {})",
+                    epoch_.load()));
     return milliseconds(0);
   } else if (!lease_->valid(LeaseClock::now())) {
-    StepDown("could not renew the lease in time: " +
-             renewed.error().message());
+    StepDown("could not renew the lease in time: " + renewed.error().message());
     return milliseconds(0);
   }
   if (state_ == State::kTakingOver && loaded_) {

@@ -97,10 +97,10 @@ class ClusterNode final : public ClusterView {
   const StoreOpener open_store_;
   std::unique_ptr<LeaderLease> lease_;  // the keeper's only
 
-  State state_ = State::kStandby;       // the keeper's only
-  std::thread loader_;                  // while taking over
-  std::atomic<bool> loaded_{false};     // set by loader_ when it ends
-  Status load_result_;                  // loader_'s, read once it ended
+  State state_ = State::kStandby;    // the keeper's only
+  std::thread loader_;               // while taking over
+  std::atomic<bool> loaded_{false};  // set by loader_ when it ends
+  Status load_result_;               // loader_'s, read once it ended
   std::atomic<bool> leads_{false};
   std::atomic<std::uint64_t> epoch_{0};  // this node's while it leads
 

@@ -19,9 +19,9 @@ struct ClusterMember {
 };
 
 struct ClusterStatus {
-  std::string role;       // this node's: "leader" or "standby"
-  std::string node;       // this node's name
-  std::string advertise;  // this node's URL
+  std::string role;         // this node's: "leader" or "standby"
+  std::string node;         // this node's name
+  std::string advertise;    // this node's URL
   std::uint64_t epoch = 0;  // the latest leader's epoch this node has seen
   std::string leader;       // the leader's URL; empty when none is known
   std::string leader_node;  // the leader's name; empty when none is known

@@ -226,7 +226,6 @@ Result<std::optional<LeaderRow>> LeaderLease::Current() {
   return row;
 }
 
-
 Status LeaderLease::Announce(std::string_view role) {
   const std::string r(role);
   const std::array<const char*, 3> values = {

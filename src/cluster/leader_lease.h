@@ -61,7 +61,7 @@ struct LeaderLeaseOptions {
 struct MemberRow {
   std::string node;  // its LeaderLease::holder()
   std::string advertise;
-  std::string role;                   // what it last announced
+  std::string role;                       // what it last announced
   std::chrono::milliseconds seen_ago{0};  // since its last announcement
 };
 

@@ -59,7 +59,8 @@ void ClusterInfo(Call& c) {
                    {"nodes", std::move(nodes)},
                    {"took_over", s.took_over},
                    {"stepped_down", s.stepped_down}};
-  out["leader"] = s.leader.empty() ? json::value(nullptr) : json::value(s.leader);
+  out["leader"] =
+      s.leader.empty() ? json::value(nullptr) : json::value(s.leader);
   out["leader_node"] =
       s.leader_node.empty() ? json::value(nullptr) : json::value(s.leader_node);
   c.Reply(200, out);

@@ -36,9 +36,9 @@
 #ifndef LEASEHOLD_SERVICE_ENGINE_SERVICE_H_
 #define LEASEHOLD_SERVICE_ENGINE_SERVICE_H_
 
+#include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <atomic>
 #include <chrono>
 #include <deque>
 #include <functional>
@@ -329,9 +329,8 @@ class EngineService {
   // Counts Attach() and Detach(): a recovery started before one of them
   // must not install what it loaded.
   std::uint64_t generation_ = 0;
-  std::atomic<LeaseClock::rep> lease_deadline_{LeaseClock::time_point::max()
-                                                   .time_since_epoch()
-                                                   .count()};
+  std::atomic<LeaseClock::rep> lease_deadline_{
+      LeaseClock::time_point::max().time_since_epoch().count()};
   bool stopping_ = false;
   EventListener listener_;
   std::unordered_map<WaitId, WaitDone> parked_;
