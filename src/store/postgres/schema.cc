@@ -102,13 +102,16 @@ Result<pg::PgResult> Query(PGconn* conn, const std::string& sql,
 }
 
 // The schema's version: 0 when it is missing or empty, -1 when it holds
-// tables without leasehold's version row.
+// tables without leasehold's version row. The leader lease's tables
+// (src/cluster/leader_lease.h) do not count: a node may create them first.
 Result<int> StoredVersion(PGconn* conn, const std::string& name,
                           const std::string& quoted) {
   auto found = Query(conn,
                      "SELECT (SELECT count(*) FROM pg_class c JOIN "
                      "pg_namespace n ON n.oid = c.relnamespace WHERE "
-                     "n.nspname = $1), to_regclass($2) IS NOT NULL",
+                     "n.nspname = $1 AND c.relname NOT IN ('leader', "
+                     "'leader_pkey', 'nodes', 'nodes_pkey')), "
+                     "to_regclass($2) IS NOT NULL",
                      {name.c_str(), (quoted + ".meta").c_str()});
   if (!found) return std::unexpected(found.error());
   const long relations = std::atol(PQgetvalue(found->get(), 0, 0));
