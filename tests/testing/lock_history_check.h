@@ -44,6 +44,11 @@
 //   Preconditions: a session's acquires and releases of one resource are
 //   made one at a time (each invoked at or after the previous completed);
 //   acquires ask for requestable modes.
+//
+// 2. Fences rise (CheckFencesRise). Per resource, over acquires answered
+//   kOk, whichever leader answered them: each fence is above 0; no two
+//   grants carry the same fence; and when one grant completed before
+//   another was invoked, the later one's fence is the higher.
 #ifndef LEASEHOLD_TESTS_TESTING_LOCK_HISTORY_CHECK_H_
 #define LEASEHOLD_TESTS_TESTING_LOCK_HISTORY_CHECK_H_
 
@@ -66,6 +71,7 @@ struct MutualExclusionCoverage {
 
 std::vector<std::string> CheckMutualExclusion(
     const History& history, MutualExclusionCoverage* coverage = nullptr);
+std::vector<std::string> CheckFencesRise(const History& history);
 
 }  // namespace leasehold::testing
 
