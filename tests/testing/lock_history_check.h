@@ -49,6 +49,24 @@
 //   kOk, whichever leader answered them: each fence is above 0; no two
 //   grants carry the same fence; and when one grant completed before
 //   another was invoked, the later one's fence is the higher.
+//
+// 3. No acknowledged write lost (CheckNoAcknowledgedWriteLost). Each key
+//   is a register. A read must show what some write may have left last
+//   when the read took effect:
+//     - the value of a write of that key answered kOk or kUnknown, invoked
+//       before the read completed: never a value nobody wrote, nor that of
+//       a write answered kRefused;
+//     - that no acknowledged write certainly replaced: none was invoked
+//       after the shown write completed and completed before the read was
+//       invoked (a write answered kUnknown never completes: it may take
+//       effect at any time after its invoke);
+//     - "no record" only when no acknowledged write completed before the
+//       read was invoked.
+//   So a final read, once writers have stopped, shows the acknowledged
+//   write invoked last, or an acknowledged one that did not complete
+//   before that one was invoked, or any write answered kUnknown.
+//   Preconditions: a key's written values are unique; every key written
+//   is read (by a read answered kOk).
 #ifndef LEASEHOLD_TESTS_TESTING_LOCK_HISTORY_CHECK_H_
 #define LEASEHOLD_TESTS_TESTING_LOCK_HISTORY_CHECK_H_
 
@@ -72,6 +90,17 @@ struct MutualExclusionCoverage {
 std::vector<std::string> CheckMutualExclusion(
     const History& history, MutualExclusionCoverage* coverage = nullptr);
 std::vector<std::string> CheckFencesRise(const History& history);
+std::vector<std::string> CheckNoAcknowledgedWriteLost(const History& history);
+
+// The three checks' violations, in that order.
+inline std::vector<std::string> CheckHistory(const History& history) {
+  std::vector<std::string> all = CheckMutualExclusion(history);
+  for (auto* check : {&CheckFencesRise, &CheckNoAcknowledgedWriteLost}) {
+    std::vector<std::string> more = check(history);
+    all.insert(all.end(), more.begin(), more.end());
+  }
+  return all;
+}
 
 }  // namespace leasehold::testing
 
