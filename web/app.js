@@ -340,8 +340,27 @@
     renderDeadlocks();
   }
 
+  // Among several nodes (docs/ha.md): this node's role, the leader, the
+  // epoch and the nodes. A node of its own shows nothing.
+  async function loadCluster() {
+    const c = await api("GET", "/v1/cluster");
+    const line = $("cluster");
+    line.hidden = c.node === null;
+    if (line.hidden) return;
+    const nodes = c.nodes.map((n) => `${n.node.split("#")[0]} (${n.role})`).join(", ");
+    const leader = c.leader
+      ? el("a", { href: c.leader + "/" }, c.leader_node ? c.leader_node.split("#")[0] : c.leader)
+      : "none yet";
+    line.replaceChildren(
+      c.role === "leader" ? "This node leads" : "Standby; the leader is ",
+      c.role === "leader" ? "" : leader,
+      ` · epoch ${c.epoch} · nodes: ${nodes || "–"}`);
+    line.dataset.role = c.role;
+  }
+
   async function loadAll() {
-    await Promise.all([loadStats(), loadNamespaces(), loadSessions(), loadDeadlocks()]);
+    await Promise.all([loadStats(), loadNamespaces(), loadSessions(), loadDeadlocks(),
+      loadCluster()]);
   }
 
   // ---- Overview --------------------------------------------------------------
@@ -714,6 +733,7 @@
   // ---- Events ---------------------------------------------------------------
 
   function onEvent(type, d) {
+    if (type === "cluster.leader") refreshSoon("cluster", loadCluster);
     if (d.ns) knowNamespace(d.ns);
     if (type.startsWith("checkout.") || type.startsWith("record.")) {
       applyRecordEvent(type, d);

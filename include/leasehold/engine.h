@@ -298,6 +298,10 @@ enum class EventType : std::uint8_t {
   // Rolled back for staying open past `until`, the limit of namespace `ns`
   // (NamespaceOptions::max_transaction).
   kTransactionExpired,
+  // Not the engine's: the server announces that its node has become the
+  // leader among several (docs/ha.md); `holder` is its URL, `version` its
+  // epoch.
+  kClusterLeader,
 };
 
 // "session.opened", "applock.granted", ... (the names of docs/api.md's events).

@@ -419,6 +419,16 @@ int RunServe(const ServeFlags& flags) {
                      .margin = milliseconds(flags.leader_lease_ms / 4)};
     options.session_grace = milliseconds(flags.leader_lease_ms);
     options.log = Log;
+    options.on_leadership = [&hub, &clock, advertise = options.lease.advertise](
+                                std::uint64_t epoch) {
+      if (epoch == 0) return;
+      OwnedEvent e;
+      e.type = EventType::kClusterLeader;
+      e.at = clock.Now();
+      e.holder = advertise;
+      e.version = epoch;
+      hub.Publish({e});
+    };
     auto started = cluster::ClusterNode::Start(
         std::move(options), *service,
         [&c](std::uint64_t epoch) { return OpenConfiguredStore(c, epoch); });

@@ -52,6 +52,8 @@ std::string_view EventTypeName(EventType type) {
       return "outbox.acked";
     case EventType::kTransactionExpired:
       return "transaction.expired";
+    case EventType::kClusterLeader:
+      return "cluster.leader";
   }
   return "unknown";
 }

@@ -27,8 +27,13 @@ std::string SseFrame(const OwnedEvent& e) {
   }
   if (e.fence != 0) o["fence"] = e.fence;
   if (e.until) o["until"] = TimeJson(*e.until);
-  if (!e.holder.empty()) o["holder"] = e.holder;
-  if (e.version != 0) o["version"] = e.version;
+  if (e.type == EventType::kClusterLeader) {
+    o["leader"] = e.holder;
+    o["epoch"] = e.version;
+  } else {
+    if (!e.holder.empty()) o["holder"] = e.holder;
+    if (e.version != 0) o["version"] = e.version;
+  }
   if (e.message != 0) {
     o["topic"] = e.resource;
     o["key"] = e.key;

@@ -16,11 +16,11 @@ void Health(Call& c) {
 void ServeMetrics(Call& c) {
   if (c.metrics == nullptr) return c.Fail(NoRoute(c.method, c.raw_path));
   c.service.ReadStats(
-      [&service = c.service, metrics = c.metrics, respond = c.respond](
-          EngineStats engine, std::size_t parked, Time now) {
-        const Metrics::StoreReport store{service.CommitStats(),
-                                         service.Recoveries(),
-                                         service.StoreFailure().ok()};
+      [&service = c.service, metrics = c.metrics, cluster = c.cluster,
+       respond = c.respond](EngineStats engine, std::size_t parked, Time now) {
+        Metrics::StoreReport store{service.CommitStats(), service.Recoveries(),
+                                   service.StoreFailure().ok(), std::nullopt};
+        if (cluster != nullptr) store.cluster = cluster->Snapshot();
         respond(ApiResponse{200, metrics->Render(engine, parked, store, now),
                             "text/plain; version=0.0.4"});
       });

@@ -174,6 +174,22 @@ std::string Metrics::Render(const EngineStats& engine, std::size_t parked,
           static_cast<double>(report.recoveries));
   counter("leasehold_fence", "The last fence handed out.",
           static_cast<double>(engine.last_fence));
+  if (const auto& c = report.cluster) {
+    gauge("leasehold_cluster_leader", "1 while this node leads, else 0.",
+          c->role == "leader" ? 1 : 0);
+    gauge("leasehold_cluster_epoch",
+          "The latest leader's epoch this node has seen.",
+          static_cast<double>(c->epoch));
+    gauge("leasehold_cluster_nodes",
+          "Nodes heard from in the last three leases.",
+          static_cast<double>(c->nodes.size()));
+    counter("leasehold_cluster_took_over_total",
+            "Times this node became the leader.",
+            static_cast<double>(c->took_over));
+    counter("leasehold_cluster_stepped_down_total",
+            "Times this node stopped leading.",
+            static_cast<double>(c->stepped_down));
+  }
   return out.str();
 }
 

@@ -6,10 +6,12 @@
 #include <array>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "cluster/cluster_view.h"
 #include "service/engine_service.h"
 
 namespace leasehold::server {
@@ -28,6 +30,8 @@ class Metrics {
     GroupCommitStats commits;
     std::uint64_t recoveries = 0;  // EngineService::Recoveries()
     bool up = true;                // it accepts writes
+    // Among several nodes: this node's view of the cluster.
+    std::optional<cluster::ClusterStatus> cluster = {};
   };
   // The exposition text. `now` measures the oldest transaction's age.
   std::string Render(const EngineStats& engine, std::size_t parked,

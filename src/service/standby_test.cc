@@ -199,11 +199,10 @@ class FailingStore final : public Store {
 
 TEST_F(StandbyTest, ARecoveryDoesNotOutliveDetach) {
   std::atomic<int> reopened{0};
-  service_->EnableRecovery({.reopen =
-                                [&]() -> Result<std::unique_ptr<Store>> {
-                                  ++reopened;
-                                  return OpenStore();
-                                },
+  service_->EnableRecovery({.reopen = [&]() -> Result<std::unique_ptr<Store>> {
+                              ++reopened;
+                              return OpenStore();
+                            },
                             .first_retry = milliseconds(200),
                             .max_retry = milliseconds(200),
                             .log = {},

@@ -358,6 +358,8 @@ describe("docs/openapi.yaml against a real server", () => {
     const metrics = await open.call("GET", "/metrics", { expect: 200 });
     assert.match(metrics.text, /^# (HELP|TYPE) /m);
     await open.call("GET", "/healthz", { expect: 200 });
+    const cluster = await open.call("GET", "/v1/cluster", { expect: 200 });
+    assert.equal(cluster.json.role, "leader", "a node of its own leads itself");
     await open.call("GET", "/v1/whoami", { expect: 200 });
     await open.call("GET", "/v1/namespaces", { expect: 200 });
     await open.call("GET", "/v1/stats", { expect: 200 });
