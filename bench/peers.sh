@@ -6,7 +6,9 @@
 # scenarios come in two sets: in memory (leasehold's "bench-memory"
 # namespace, configured "locks": "memory", beside in-memory Redis) and
 # durable (leasehold's default journaled locks beside Redis with
-# appendfsync always, PostgreSQL's one-UPDATE lock, SQLite and etcd).
+# appendfsync always, PostgreSQL's one-UPDATE lock and advisory locks,
+# SQLite and etcd). The durable sets also run leasehold-pg: leasehold on
+# the same PostgreSQL server (--store), beside PostgreSQL's own recipes.
 # Installs the peers from
 # Debian if missing, starts each with a throwaway data directory, runs every
 # scenario against every target, interleaved, ROUNDS times, stops everything
@@ -50,6 +52,7 @@ all_scenarios=(
   "applock-durable-16 applock 16 durable"
   "applock-durable-64 applock 64 durable"
   "hot-16 hot 16 memory"
+  "checkout-16 checkout 16 durable"
   "checkout-64 checkout 64 durable"
   "idle-16 idle 16 memory"
 )
@@ -156,6 +159,24 @@ pid_of[postgresql]=0
 url[postgresql-update]="${url[postgresql]}?mode=update"
 pid_of[postgresql-update]=0
 
+# leasehold on that same PostgreSQL (docs/ha.md): its own database, one
+# node, which leads once it has taken the leader lease (/healthz 200).
+"${as_pg[@]}" "$pg_bin/psql" -h 127.0.0.1 -p "$pg_port" -U postgres -q \
+  -c "CREATE DATABASE leasehold" postgres >>"$work/postgresql.log" 2>&1
+lhpg_port=$(free_port)
+echo "{\"io_threads\": ${LEASEHOLD_IO_THREADS:-1}}" >"$work/leasehold-pg.json"
+"$binary" serve --listen "127.0.0.1:$lhpg_port" \
+  --store "postgresql://postgres@127.0.0.1:$pg_port/leasehold" \
+  --config "$work/leasehold-pg.json" >"$work/leasehold-pg.log" 2>&1 &
+pids+=($!)
+pid_of[leasehold-pg]=$!
+url[leasehold-pg]="http://127.0.0.1:$lhpg_port"
+wait_port "$lhpg_port" leasehold-pg
+for _ in $(seq 200); do
+  if curl -fsS -o /dev/null "${url[leasehold-pg]}/healthz"; then break; fi
+  sleep 0.05
+done
+
 url[sqlite]="sqlite:$work/sqlite.db"
 pid_of[sqlite]=0
 
@@ -175,9 +196,9 @@ wait_port "$etcd_port" etcd
 
 targets_for() {  # SCENARIO-KIND SET: the targets, leasehold first
   if [ "$1" = checkout ]; then
-    echo "leasehold redis-aof postgresql sqlite etcd"
+    echo "leasehold leasehold-pg redis-aof postgresql sqlite etcd"
   elif [ "$2" = durable ]; then
-    echo "leasehold redis-aof postgresql-update sqlite etcd"
+    echo "leasehold leasehold-pg redis-aof postgresql-update postgresql sqlite etcd"
   else
     echo "leasehold redis postgresql sqlite etcd"
   fi

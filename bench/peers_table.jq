@@ -48,3 +48,16 @@ def ordered(f): reduce (.[] | f) as $x ([]; if any(.[]; . == $x) then . else . +
       | "| \($l) | \($c | map(.store.entries / .store.batches) | median | . * 10 | round / 10 | tostring) | \($c | map(.store.batches / .store.run_seconds) | median | whole) | \($c | map(.store.commit_seconds / .store.batches * 1e6) | median | ms) | \($c | map(.store.commit_seconds / .store.run_seconds * 100) | median | whole)% |"
     )
   else empty end)
+,
+( if any($runs[]; .peer == "leasehold-pg") then
+    "",
+    "leasehold on PostgreSQL (leasehold-pg: its store on the same PostgreSQL server, group commit in one transaction) ÷ PostgreSQL's own recipes there, medians of pairs/s (postgresql-update: one UPDATE per transaction; postgresql: advisory locks for application locks, one UPDATE for checkouts):",
+    "",
+    "| scenario | leasehold-pg pairs/s | ÷ postgresql-update | ÷ postgresql |",
+    "|---|---:|---:|---:|",
+    ( $labels[] as $l
+      | select(any($peers[$l][]; . == "leasehold-pg"))
+      | rate($l; "leasehold-pg") as $lp
+      | "| \($l) | \($lp | whole) | \(ratio($lp; rate($l; "postgresql-update"))) | \(ratio($lp; rate($l; "postgresql"))) |"
+    )
+  else empty end)
