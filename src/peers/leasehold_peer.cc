@@ -387,6 +387,19 @@ class LeaseholdPeer final : public Peer {
     http::Connection http(address_);
     const http::Answer a = http.Request(http::Method::kGet, "/healthz", "");
     if (a.error || a.status != 200) return Unexpected("GET /healthz", a);
+    // A node among several names itself (GET /v1/cluster): its store is
+    // PostgreSQL.
+    const http::Answer cluster =
+        http.Request(http::Method::kGet, "/v1/cluster", "");
+    boost::system::error_code ec;
+    const auto parsed = boost::json::parse(cluster.body, ec);
+    const boost::json::object* o = ec ? nullptr : parsed.if_object();
+    const boost::json::value* node =
+        o != nullptr ? o->if_contains("node") : nullptr;
+    if (node != nullptr && !node->is_null()) {
+      store_ =
+          "PostgreSQL, one transaction per group commit, synchronous_commit";
+    }
     if (w == Workload::kCheckout) return Status::Ok();
     auto journaled = JournalsLocks(http, ns_);
     if (!journaled) return journaled.error();
@@ -396,8 +409,7 @@ class LeaseholdPeer final : public Peer {
 
   std::string Durability(Workload w) const override {
     if (w == Workload::kCheckout || locks_journaled_) {
-      return "yes: on disk before the answer (SQLite WAL, synchronous=FULL, "
-             "group commit)";
+      return "yes: on disk before the answer (" + store_ + ")";
     }
     return fmt::format(
         "no: namespace {} keeps session-owned locks in memory "
@@ -436,6 +448,7 @@ class LeaseholdPeer final : public Peer {
   const std::string ns_;
   std::string documents_ns_;      // the race's, fresh at each PrepareDocuments
   bool locks_journaled_ = false;  // ns_'s locks, as Prepare found them
+  std::string store_ = "SQLite WAL, synchronous=FULL, group commit";
 };
 
 }  // namespace
