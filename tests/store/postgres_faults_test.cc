@@ -146,8 +146,8 @@ class PrivateCluster {
 struct Observed {
   struct Key {
     std::int64_t version = 0;
-    std::string body;
-    bool leased = false;  // an unexpired lease
+    std::optional<std::string> body;  // unknown from a listing
+    bool leased = false;              // an unexpired lease
     std::string leased_by;
   };
   struct Lock {
@@ -160,9 +160,11 @@ struct Observed {
 };
 
 // One client of the load: a session of its own, keys of its own, fresh
-// lock names. Each iteration checks out a key, saves it, checks it in every
-// other time, takes a new lock and releases three locks in four. What was
-// acknowledged is recorded; what was not is forgotten.
+// names. Each iteration inserts a new record, checks out one of its kKeys
+// keys, saves it, checks it in every other time, takes a new lock and
+// releases three locks in four. What was acknowledged is recorded; what was
+// not is forgotten. The new records and locks are never written again, so
+// that a write lost from any batch that holds one shows.
 class LoadClient {
  public:
   static constexpr int kKeys = 8;
@@ -213,17 +215,29 @@ class LoadClient {
 
   // Every acknowledged write is in `seen`. Run once the load has stopped.
   void CheckAcknowledged(const Observed& seen) const {
+    for (const auto& [key, body] : inserted_) {
+      auto it = seen.keys.find(key);
+      if (it == seen.keys.end()) {
+        ADD_FAILURE() << seen.source << ": " << key << " was inserted";
+        continue;
+      }
+      EXPECT_EQ(it->second.version, 1) << seen.source << ": " << key;
+      if (it->second.body) {
+        EXPECT_EQ(*it->second.body, body) << seen.source << ": " << key;
+      }
+    }
     for (const auto& [key, mine] : keys_) {
       auto it = seen.keys.find(key);
-      ASSERT_NE(it, seen.keys.end()) << seen.source << ": " << key;
+      ASSERT_TRUE(it != seen.keys.end()) << seen.source << ": " << key;
       const Observed::Key& got = it->second;
+      ASSERT_TRUE(got.body) << seen.source << ": " << key;
       // A later save that was not acknowledged may have landed too.
       EXPECT_GE(got.version, mine.version) << seen.source << ": " << key;
       if (got.version == mine.version) {
-        EXPECT_EQ(got.body, mine.body) << seen.source << ": " << key;
+        EXPECT_EQ(*got.body, mine.body) << seen.source << ": " << key;
       }
-      EXPECT_GE(Sequence(got.body), Sequence(mine.body))
-          << seen.source << ": " << key << " holds " << got.body
+      EXPECT_GE(Sequence(*got.body), Sequence(mine.body))
+          << seen.source << ": " << key << " holds " << *got.body
           << ", acknowledged " << mine.body;
       if (mine.lease == Lease::kHeld) {
         EXPECT_TRUE(got.leased && got.leased_by == name_)
@@ -237,13 +251,16 @@ class LoadClient {
     for (const auto& [resource, acquired] : locks_) {
       auto it = seen.locks.find(resource);
       if (!acquired) {
-        EXPECT_EQ(it, seen.locks.end())
+        EXPECT_TRUE(it == seen.locks.end())
             << seen.source << ": " << resource << " was released";
         continue;
       }
       ++held;
-      ASSERT_NE(it, seen.locks.end())
-          << seen.source << ": " << resource << " was granted to " << name_;
+      if (it == seen.locks.end()) {
+        ADD_FAILURE() << seen.source << ": " << resource << " was granted to "
+                      << name_;
+        continue;
+      }
       EXPECT_EQ(it->second.session, session_) << seen.source << resource;
       EXPECT_EQ(it->second.owner, "Session") << seen.source << resource;
       EXPECT_EQ(it->second.mode, "Exclusive") << seen.source << resource;
@@ -321,6 +338,12 @@ class LoadClient {
   }
 
   void Iteration(int n) {
+    const std::string fresh = name_ + "-n" + std::to_string(n);
+    if (Write("PUT", api::RecordPath("docs", fresh), api::PutBody(fresh),
+              201) == Outcome::kAcknowledged) {
+      inserted_[fresh] = fresh;
+    }
+
     const int k = n % kKeys;
     KeyState& key = keys_[Key(k)];
     const std::string owner = R"({"owner":")" + name_ + R"("})";
@@ -376,6 +399,7 @@ class LoadClient {
   http::Connection connection_;
   std::string session_;
   std::map<std::string, KeyState> keys_;
+  std::map<std::string, std::string> inserted_;  // key: its body
   // Each lock whose grant was acknowledged: true while held, false once
   // its release was acknowledged (a release not acknowledged drops it).
   std::map<std::string, bool> locks_;
@@ -554,6 +578,25 @@ class PostgresFaultsTest : public ::testing::Test {
                           .leased = Text(r.if_contains("state")) == "locked",
                           .leased_by = Text(r.if_contains("locked_by"))};
       }
+    }
+    // The inserted records, page by page (a listing carries no bodies).
+    for (std::string after;;) {
+      client::ListOptions page{
+          .state = "", .prefix = "", .after = after, .limit = 1000};
+      const auto got = c.Request("GET", api::ListRecordsPath("docs", page));
+      if (got.status != 200) {
+        ADD_FAILURE() << got.body;
+        break;
+      }
+      for (const auto& r : got.json.at("records").as_array()) {
+        const std::string key(r.at("key").as_string());
+        if (!seen.keys.contains(key)) {
+          seen.keys[key].version = r.at("version").to_number<std::int64_t>();
+        }
+      }
+      const auto* next = got.json.as_object().if_contains("next");
+      if (next == nullptr || !next->is_string()) break;
+      after = std::string(next->as_string());
     }
     const auto locks = c.Request("GET", api::ApplockPath("app"));
     EXPECT_EQ(locks.status, 200u) << locks.body;
