@@ -24,8 +24,10 @@
 // ahead of the disk. With EnableRecovery(), the service recovers by itself,
 // as a restart would, without one: it answers what was in flight
 // (kUnavailable), closes the store, and, retrying with backoff, opens it
-// again and loads a new engine from it. Meanwhile writes answer
-// kUnavailable at once and reads answer from the engine as loaded.
+// again and loads a new engine from it. Meanwhile every command answers
+// kUnavailable at once, reads too: the engine is ahead of the store (the
+// failed batch, and what was changed since), and a read would show what
+// the recovery takes back.
 #ifndef LEASEHOLD_SERVICE_ENGINE_SERVICE_H_
 #define LEASEHOLD_SERVICE_ENGINE_SERVICE_H_
 

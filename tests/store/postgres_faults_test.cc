@@ -337,11 +337,28 @@ class LoadClient {
     return Outcome::kAcknowledged;
   }
 
+  // A read: whether it found something (200); 404 and 503 are "no".
+  bool Read(const std::string& target) {
+    const http::Answer a = Call("GET", target);
+    if (a.error || a.status == 404 || a.status == 503) return false;
+    if (a.status != 200) Problem("GET " + target + ": " + a.body);
+    return a.status == 200;
+  }
+
   void Iteration(int n) {
     const std::string fresh = name_ + "-n" + std::to_string(n);
-    if (Write("PUT", api::RecordPath("docs", fresh), api::PutBody(fresh),
-              201) == Outcome::kAcknowledged) {
-      inserted_[fresh] = fresh;
+    switch (Write("PUT", api::RecordPath("docs", fresh), api::PutBody(fresh),
+                  201)) {
+      case Outcome::kAcknowledged:
+        inserted_[fresh] = fresh;
+        break;
+      case Outcome::kUnknown:
+        // No answer shows what a crash could take back: a record that a
+        // read shows must be there at the end, acknowledged or not.
+        if (Read(api::RecordPath("docs", fresh))) inserted_[fresh] = fresh;
+        break;
+      case Outcome::kRefused:
+        break;
     }
 
     const int k = n % kKeys;
