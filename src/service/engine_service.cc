@@ -290,14 +290,12 @@ void EngineService::Shutdown() {
 
 void EngineService::AfterStep(Completion then, Completions& ready) {
   PendingStep step;
-  // Detached (between a failure and its recovery): a step that wrote
-  // fails at once, one that only read answers.
-  Status detached_answer;
+  // Detached (between a failure and its recovery): every step fails at
+  // once, one that only read too. The engine is then ahead of the store
+  // (the failed batch, and whatever steps changed since), and a read would
+  // show what the recovery takes back.
   if (committer_ == nullptr) {
-    if (engine_->HasJournal()) {
-      (void)engine_->TakeJournal();
-      detached_answer = detached_;
-    }
+    if (engine_->HasJournal()) (void)engine_->TakeJournal();
   } else {
     step.seq = engine_->HasJournal()
                    ? committer_->Submit(engine_->TakeJournal())
@@ -314,11 +312,8 @@ void EngineService::AfterStep(Completion then, Completions& ready) {
   sink_->events.clear();
   ArmTimer();
   if (committer_ == nullptr) {
-    if (detached_answer.ok() && listener_ && !step.events.empty()) {
-      listener_(step.events);
-    }
     for (auto& done : step.completions) {
-      ready.emplace_back(std::move(done), detached_answer);
+      ready.emplace_back(std::move(done), detached_);
     }
     return;
   }

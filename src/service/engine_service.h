@@ -24,8 +24,10 @@
 // ahead of the disk. With EnableRecovery(), the service recovers by itself,
 // as a restart would, without one: it answers what was in flight
 // (kUnavailable), closes the store, and, retrying with backoff, opens it
-// again and loads a new engine from it. Meanwhile writes answer
-// kUnavailable at once and reads answer from the engine as loaded.
+// again and loads a new engine from it. Meanwhile every command answers
+// kUnavailable at once, reads too: the engine is ahead of the store (the
+// failed batch, and what was changed since), and a read would show what
+// the recovery takes back.
 //
 // Among several nodes (src/cluster) the service of a standby holds no
 // store: OpenWithoutStore(), or Detach() when a leader steps down. It then
