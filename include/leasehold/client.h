@@ -416,11 +416,14 @@ class Client {
   Result<void> Watch(std::string_view ns,
                      const std::function<bool(const Event&)>& on_event);
 
-  // A session kept alive in the background (keepalive every ttl/3).
+  // A session kept alive in the background (keepalive every ttl/3, each
+  // given up after half that, at least 1 s, at most io_timeout).
   // `on_lost` is called once if a keepalive finds the session gone
   // (session_not_found), never for a failed keepalive: those are tried
   // again, on the next node and at the next period, so a session rides
-  // through a failover (the new leader gives it a fresh ttl and a grace).
+  // through a failover (the new leader gives it a fresh ttl and a grace),
+  // even from a leader that stopped answering without a word (paused, or
+  // its host gone), when its ttl is a few leases long.
   // `on_locks_lost` is called once if a keepalive says the server restarted
   // and the session's locks in namespaces that keep them in memory are gone
   // (its durable locks are still held).
@@ -428,8 +431,9 @@ class Client {
                                std::function<void(const Error&)> on_lost = {},
                                std::function<void()> on_locks_lost = {});
 
-  // A checkout renewed in the background at a third of its TTL and checked
-  // in when the guard is destroyed. Error "locked" (message names the
+  // A checkout renewed in the background at a third of its TTL (each
+  // renewal given up as a keepalive is) and checked in when the guard is
+  // destroyed. Error "locked" (message names the
   // holder) when someone else holds it. Without options.token the guard
   // makes one, so renewals are idempotent. `on_lost` is called once if a
   // renewal is refused or finds the lease gone (broken or ran out); a lease
@@ -452,6 +456,15 @@ class Client {
                                            std::string_view session,
                                            const std::vector<LockSpec>& locks,
                                            const AcquireAllOptions& options);
+  // Keepalive and Checkout with a deadline of their own, for the
+  // background renewals.
+  Result<KeepaliveAnswer> KeepaliveWithin(std::string_view session,
+                                          Milliseconds wait);
+  Result<CheckoutOutcome> CheckoutWithin(std::string_view ns,
+                                         std::string_view key,
+                                         const CheckoutOptions& options,
+                                         Milliseconds wait,
+                                         boost::json::value* answer);
   std::shared_ptr<Impl> impl_;
   friend class Session;
   friend class LockGuard;

@@ -50,10 +50,14 @@ Result<SessionInfo> Client::OpenSession(std::string_view name,
 }
 
 Result<KeepaliveAnswer> Client::Keepalive(std::string_view session) {
-  return Parsed(
-      impl_->Call("POST", SessionPath(session, "keepalive"), nullptr, {},
-                  impl_->options().io_timeout, Retry::kIdempotent),
-      nullptr, api::ParseKeepaliveAnswer);
+  return KeepaliveWithin(session, impl_->options().io_timeout);
+}
+
+Result<KeepaliveAnswer> Client::KeepaliveWithin(std::string_view session,
+                                                Milliseconds wait) {
+  return Parsed(impl_->Call("POST", SessionPath(session, "keepalive"), nullptr,
+                            {}, wait, Retry::kIdempotent),
+                nullptr, api::ParseKeepaliveAnswer);
 }
 
 Result<void> Client::EndSession(std::string_view session) {

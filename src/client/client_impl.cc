@@ -123,6 +123,9 @@ struct Client::Impl::Node {
       : address(std::move(a)), url(std::move(u)) {}
   const http::Address address;
   const std::string url;  // "http://" and the Host header, for messages
+  // No connection could be made, or no answer came, the last time: asked
+  // after the others until it answers again.
+  std::atomic<bool> silent{false};
   std::mutex mu;
   std::vector<std::unique_ptr<Connection>> idle;  // guarded by mu
 };
@@ -163,8 +166,10 @@ std::vector<Client::Impl::Node*> Client::Impl::Candidates() {
   Node* first = leader_.load();
   if (first != nullptr) out.push_back(first);
   std::lock_guard lock(nodes_mu_);
-  for (const auto& n : nodes_) {
-    if (n.get() != first) out.push_back(n.get());
+  for (const bool silent : {false, true}) {
+    for (const auto& n : nodes_) {
+      if (n.get() != first && n->silent == silent) out.push_back(n.get());
+    }
   }
   return out;
 }
@@ -188,6 +193,11 @@ Client::Impl::Node* Client::Impl::Learn(const detail::Endpoint& endpoint) {
 void Client::Impl::PassOver(Node& node) {
   Node* expected = &node;
   leader_.compare_exchange_strong(expected, nullptr);
+}
+
+void Client::Impl::FellSilent(Node& node) {
+  PassOver(node);
+  node.silent = true;
   std::lock_guard lock(node.mu);
   node.idle.clear();
 }
@@ -276,7 +286,7 @@ Client::Impl::Round Client::Impl::OneRound(const HttpRequest& request,
     asked.push_back(node);
     Attempt a = exchange(*node);
     if (!a.answer) {
-      PassOver(*node);
+      FellSilent(*node);
       const bool may_have_acted = a.reached && retry != Retry::kIdempotent;
       if (may_have_acted || a.answer.error().code == "timeout") {
         round.done = std::move(a.answer);
@@ -285,6 +295,7 @@ Client::Impl::Round Client::Impl::OneRound(const HttpRequest& request,
       round.last = std::move(a.answer);
       continue;
     }
+    node->silent = false;
     if (a.answer->status == 307) {
       round.someone_answered = true;
       const std::string& location = a.answer->location;
@@ -390,11 +401,12 @@ Result<bool> Client::Impl::Healthy() {
     for (Node* node : Candidates()) {
       Attempt a = SendTo(*node, request, deadline, Retry::kIdempotent);
       if (!a.answer) {
-        PassOver(*node);
+        FellSilent(*node);
         failure = a.answer.error();
         if (failure->code == "timeout") break;
         continue;
       }
+      node->silent = false;
       auto r = Interpret(request, *a.answer, {});
       if (r) {
         leader_ = node;

@@ -34,6 +34,15 @@ enum class Retry {
   kIdempotent,
 };
 
+// How long a background renewal due every `period` waits for its answer:
+// half the period (at least 1 s, at most io_timeout), so that a node that
+// stopped answering without a word (a paused process, a host that is gone)
+// leaves time for the next renewal, at another node, before the lease
+// (which a takeover does not extend for a checkout) runs out.
+inline Milliseconds RenewalWait(Milliseconds period, Milliseconds io_timeout) {
+  return std::min(io_timeout, std::max(period / 2, Milliseconds(1000)));
+}
+
 // The deadline `wait` from now; none when `wait` < 0.
 http::Deadline DeadlineAfter(Milliseconds wait);
 
@@ -74,12 +83,13 @@ class Client::Impl {
   // it, to each known node in turn: a 307 is followed to the node it names
   // (which is remembered as the leader); a node that cannot be reached, or
   // (as `retry` allows) answers 503 unavailable, is passed over for the
-  // next. A round in which every node was asked is followed by another,
-  // after a short pause, while some node answered (a takeover is under
-  // way) and more than one node is known, until the deadline (or, with
-  // none, io_timeout after the first failed round). A reused connection
-  // found stale is replaced once, where resending is safe. `wait` is the
-  // deadline for the whole call (negative: none).
+  // next; one that could not be reached or did not answer is asked after
+  // the others from then on, until it answers again. A round in which every
+  // node was asked is followed by another, after a short pause, while some node
+  // answered (a takeover is under way) and more than one node is known, until
+  // the deadline (or, with none, io_timeout after the first failed round). A
+  // reused connection found stale is replaced once, where resending is safe.
+  // `wait` is the deadline for the whole call (negative: none).
   Result<http::Answer> Send(const HttpRequest& request, Milliseconds wait,
                             Retry retry);
 
@@ -136,15 +146,19 @@ class Client::Impl {
                                               bool pooled,
                                               http::Answer& failed);
 
-  // Every known node, the believed leader first.
+  // Every known node: the believed leader first, silent ones last.
   std::vector<Node*> Candidates();
   std::size_t NodeCount();
   // The known node at `endpoint`, added if new; nullptr once kMaxNodes
   // are known.
   Node* Learn(const detail::Endpoint& endpoint);
-  // `node` failed: it is not asked first any more, and its idle
-  // connections (to a process that may be gone) are dropped.
+  // `node` does not serve now: it is not asked first any more.
   void PassOver(Node& node);
+  // Nor could it be reached, or it did not answer: it is asked after the
+  // others from now on (a paused process, or a host that is gone, would
+  // take every call's whole time), and its idle connections, to a process
+  // that may be gone, are dropped.
+  void FellSilent(Node& node);
 
   std::unique_ptr<http::Connection> TakeIdle(Node& node);
   void ReturnIdle(Node& node, std::unique_ptr<http::Connection> connection);

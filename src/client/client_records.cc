@@ -35,12 +35,19 @@ Result<CheckoutOutcome> Client::Checkout(std::string_view ns,
                                          std::string_view key,
                                          const CheckoutOptions& options,
                                          json::value* answer) {
+  return CheckoutWithin(ns, key, options, impl_->options().io_timeout, answer);
+}
+
+Result<CheckoutOutcome> Client::CheckoutWithin(std::string_view ns,
+                                               std::string_view key,
+                                               const CheckoutOptions& options,
+                                               Milliseconds wait,
+                                               json::value* answer) {
   // With the caller's token a second arrival is a renewal of the same lease.
   const Retry retry =
       options.token.empty() ? Retry::kRefused : Retry::kIdempotent;
   return Parsed(impl_->Call("POST", RecordPath(ns, key, "checkout"),
-                            api::CheckoutBody(options), {423},
-                            impl_->options().io_timeout, retry),
+                            api::CheckoutBody(options), {423}, wait, retry),
                 answer, [&](const json::value& a) {
                   return api::ParseCheckoutAnswer(a, options.owner);
                 });

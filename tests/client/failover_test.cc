@@ -2,9 +2,11 @@
 // PostgreSQL database (the tests' throwaway cluster, fixture pg_cluster),
 // with a 1 s leader lease, and a client given both URLs. It reaches the
 // leader whichever node is listed first; a session, the lock it holds and
-// a checkout ride through kill -9 of the leader; a lock wait broken by it
-// is asked again at the new leader (docs/client.md, "Clusters").
+// a checkout ride through kill -9 of the leader, and a session through a
+// leader that stops answering; a lock wait broken by kill -9 is asked again
+// at the new leader (docs/client.md, "Clusters").
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <atomic>
 #include <chrono>
@@ -206,6 +208,39 @@ TEST_F(ClientFailoverTest,
   EXPECT_TRUE(Holders(now, "job").empty());
   ASSERT_TRUE(doc->Checkin());
   ASSERT_TRUE(session->End());
+}
+
+// A leader that stops answering without a word (SIGSTOP here; a host that
+// is gone looks the same): its connections neither answer nor break. Each
+// keepalive gives up after its period, and the next goes to the other node
+// first, so the session lives on at the new leader.
+TEST_F(ClientFailoverTest, ASessionRidesThroughALeaderThatStopsAnswering) {
+  Client c = ClientListing(leader_);
+  std::atomic<int> lost{0};
+  const milliseconds ttl{3000};
+  auto session = c.StartSession("holder", ttl, [&](const Error&) { ++lost; });
+  ASSERT_TRUE(session) << session.error().message;
+  auto guard = session->Lock("app", "job", Exclusive(milliseconds(0)));
+  ASSERT_TRUE(guard) << guard.error().message;
+
+  cluster_->Signal(leader_, SIGSTOP);
+  struct Resume {  // so that the node can be stopped at the end
+    ClusterProcesses& cluster;
+    int node;
+    ~Resume() { cluster.Signal(node, SIGCONT); }
+  } resume{*cluster_, leader_};
+  auto now = cluster_->Leader(seconds(30));
+  ASSERT_EQ(now, std::optional<int>(standby_)) << "no takeover";
+  std::this_thread::sleep_for(ttl + kLease + milliseconds(1500));
+
+  EXPECT_EQ(lost.load(), 0);
+  EXPECT_TRUE(guard->held());
+  Client at_new_leader = ClientOf(standby_);
+  const LockHolder h = OnlyHolder(at_new_leader, "job");
+  EXPECT_EQ(h.session, session->id());
+  EXPECT_EQ(h.fence, guard->fence());
+  ASSERT_TRUE(guard->Release());
+  EXPECT_TRUE(Holders(at_new_leader, "job").empty());
 }
 
 // A waiting request whose connection dies with the leader is asked again
