@@ -12,6 +12,15 @@
 // LockGuard and CheckoutGuard are move-only and belong to one thread, but
 // their background renewal runs on its own thread and reports loss through
 // a callback (which runs on that background thread).
+//
+// Clusters: ClientOptions::url may name several nodes of one cluster
+// (docs/ha.md), comma-separated. Every call goes to the node the client
+// believes leads; a standby's 307 is followed to the leader, which is
+// remembered; a node that cannot be reached, or that answers 503
+// unavailable while no node leads, is passed over for the next, and the
+// nodes are asked in turn, with a short pause between rounds, until the
+// call's deadline. So calls, sessions and their keepalives, and lock waits
+// ride through a failover to another node, as they ride through a restart.
 #ifndef LEASEHOLD_CLIENT_H_
 #define LEASEHOLD_CLIENT_H_
 
@@ -33,7 +42,8 @@ using Milliseconds = std::chrono::milliseconds;
 // A failed call. `code` is the API's error code (docs/api.md conventions, e.g.
 // "session_not_found", "unauthorized") or one of the client's own:
 //   "bad_url"      - ClientOptions::url cannot be used
-//   "unreachable"  - could not connect, or the connection broke mid-call
+//   "unreachable"  - could not connect (to any node), or the connection
+//                    broke mid-call
 //   "timeout"      - no answer within ClientOptions::io_timeout
 //   "bad_response" - the server's answer is not what docs/api.md promises
 //   "lost"         - (guards) the lease or session was lost earlier
@@ -49,9 +59,16 @@ template <typename T>
 using Result = std::expected<T, Error>;
 
 struct ClientOptions {
-  std::string url = "http://127.0.0.1:7070";  // http://HOST:PORT only
-  std::string token;                          // bearer token, if configured
-  // Longest wait for any one answer. Lock waits add their own timeout_ms.
+  // The server: "http://HOST:PORT" (http:// only), or the nodes of a
+  // cluster separated by commas, in any order ("http://a:7070,http://b:7070";
+  // blanks around the commas are ignored, a node named twice counts once).
+  // The first is asked first until a node answers or names the leader. A
+  // redirect to a node not listed is followed too (up to 32 nodes in all);
+  // the token is sent to every node, so list only nodes you trust with it.
+  std::string url = "http://127.0.0.1:7070";
+  std::string token;  // bearer token, if configured
+  // Longest wait for any one answer, failovers included. Lock waits add
+  // their own timeout_ms.
   Milliseconds io_timeout{30'000};
 };
 
@@ -245,15 +262,39 @@ class Client {
   // except that `accept_status` lists statuses whose body is returned as a
   // value too (e.g. {409, 423} for refusals that carry data) unless it is an
   // API error body. The deadline is io_timeout + `extra_wait`, none when
-  // `extra_wait` is negative. Of the requests that may have reached the
-  // server, only GET and HEAD are resent (once, on a stale connection).
+  // `extra_wait` is negative.
+  //
+  // Sending again, here and in every typed call: a request that reached no
+  // server (no connection could be made) or was redirected (307: same
+  // method and body, to an http:// URL only) is sent where it should go.
+  // Of the requests that may have reached a server, GET and HEAD (and the
+  // typed calls said to be idempotent: keepalive, cancel, a checkout with
+  // its own token) are sent again after a broken connection, to the same
+  // node once when the connection was a stale one, or to the next node.
+  // Other requests are not: their caller sees "unreachable". A request
+  // answered 503 unavailable is sent to the next node too, while several
+  // nodes are known, except the lock requests (Acquire and AcquireAll,
+  // which read what the session holds instead, below). A 503 means that
+  // the node acted on nothing, with one exception: a leader that lost its
+  // database in the middle of a commit cannot know whether it committed,
+  // so a write it answered so may be applied twice (Put then says
+  // "exists", a second Release "not_held").
+  // Clusters: a node that answers 307 or 503 shows a cluster that may have
+  // a leader shortly, so the nodes are asked again after a pause (50 ms,
+  // doubling up to 400 ms) until the deadline (for a call without one,
+  // io_timeout after the first round that found no leader). When no node
+  // answers at all, or only one is known, the call fails at once.
   Result<boost::json::value> Call(std::string_view method,
                                   std::string_view target,
                                   const boost::json::value* body = nullptr,
                                   std::vector<unsigned> accept_status = {},
                                   Milliseconds extra_wait = Milliseconds{0});
 
-  Result<bool> Healthy();  // GET /healthz
+  // GET /healthz of each node in turn, the believed leader first: true at
+  // the first 200 (a node that leads and can write; it is the leader from
+  // then on), false when none did but one answered 503 (a standby, or a
+  // node whose store is down), else the Error.
+  Result<bool> Healthy();
 
   // The calls that take `boost::json::value* answer` also copy the answer's
   // body there, as the server sent it, when `answer` is not null and an
@@ -274,17 +315,19 @@ class Client {
   // Application locks.
   //
   // Acquire and AcquireAll ride through a restart of the server (kill -9
-  // included; docs/client.md, "Restarts"). A request of owner Session with
-  // a timeout other than 0, whose session held none of its locks when the
-  // call began, is sent again when its connection breaks, once the server
-  // answers /healthz, with what is left of the timeout; a grant that
-  // reached the server's disk before the break is adopted (result 1, fences
-  // and counts from the lock listing), never taken twice. To know what the
-  // session held, such a call first reads its mode on each lock (one GET
-  // .../mode per lock). Any other request (owner Transaction: transactions
-  // do not survive a restart; timeout 0; a lock the session holds already,
-  // re-acquired or converted) is sent once, and a break is Error
-  // "unreachable": the server may or may not have granted it (ListLocks
+  // included; docs/client.md, "Restarts") and a failover to another node
+  // of a cluster. A request of owner Session with a timeout other than 0,
+  // whose session held none of its locks when the call began, is sent again
+  // when its connection breaks or a node answers it 503 unavailable, once a
+  // node answers /healthz (the same server back, or the new leader), with
+  // what is left of the timeout; a grant that reached the server's disk
+  // before the break is adopted (result 1, fences and counts from the lock
+  // listing), never taken twice. To know what the session held, such a
+  // call first reads its mode on each lock (one GET .../mode per lock). Any
+  // other request (owner Transaction: transactions do not survive a
+  // restart; timeout 0; a lock the session holds already, re-acquired or
+  // converted) is sent once, and a break is Error "unreachable" (or
+  // "unavailable"): the server may or may not have granted it (ListLocks
   // tells). A server gone for longer than io_timeout past the lock timeout
   // is "unreachable" too. Nobody else may take or release this session's
   // locks on those resources while the call runs.
@@ -363,16 +406,24 @@ class Client {
   Result<bool> Break(std::string_view ns, std::string_view key,
                      boost::json::value* answer = nullptr);
 
-  // Streams GET /v1/events?ns= (all namespaces when `ns` is empty), calling
-  // `on_event` for each event until it returns false or the stream ends.
-  // Returns when the stream ends (Error "unreachable" if it broke, or was
-  // silent for max(io_timeout, 45 s) despite the server's 15 s heartbeat).
-  // Events before the subscription reaches the server are not seen.
+  // Streams GET /v1/events?ns= (all namespaces when `ns` is empty) from the
+  // leader (found as any call finds it), calling `on_event` for each event
+  // until it returns false or the stream ends. Returns when the stream ends
+  // (Error "unreachable" if it broke, as it does when the leader is lost,
+  // or was silent for max(io_timeout, 45 s) despite the server's 15 s
+  // heartbeat). Events before the subscription reaches the server are not
+  // seen.
   Result<void> Watch(std::string_view ns,
                      const std::function<bool(const Event&)>& on_event);
 
-  // A session kept alive in the background (keepalive every ttl/3).
-  // `on_lost` is called once if a keepalive finds the session gone.
+  // A session kept alive in the background (keepalive every ttl/3, each
+  // given up after half that, at least 1 s, at most io_timeout).
+  // `on_lost` is called once if a keepalive finds the session gone
+  // (session_not_found), never for a failed keepalive: those are tried
+  // again, on the next node and at the next period, so a session rides
+  // through a failover (the new leader gives it a fresh ttl and a grace),
+  // even from a leader that stopped answering without a word (paused, or
+  // its host gone), when its ttl is a few leases long.
   // `on_locks_lost` is called once if a keepalive says the server restarted
   // and the session's locks in namespaces that keep them in memory are gone
   // (its durable locks are still held).
@@ -380,8 +431,9 @@ class Client {
                                std::function<void(const Error&)> on_lost = {},
                                std::function<void()> on_locks_lost = {});
 
-  // A checkout renewed in the background at a third of its TTL and checked
-  // in when the guard is destroyed. Error "locked" (message names the
+  // A checkout renewed in the background at a third of its TTL (each
+  // renewal given up as a keepalive is) and checked in when the guard is
+  // destroyed. Error "locked" (message names the
   // holder) when someone else holds it. Without options.token the guard
   // makes one, so renewals are idempotent. `on_lost` is called once if a
   // renewal is refused or finds the lease gone (broken or ran out); a lease
@@ -404,6 +456,15 @@ class Client {
                                            std::string_view session,
                                            const std::vector<LockSpec>& locks,
                                            const AcquireAllOptions& options);
+  // Keepalive and Checkout with a deadline of their own, for the
+  // background renewals.
+  Result<KeepaliveAnswer> KeepaliveWithin(std::string_view session,
+                                          Milliseconds wait);
+  Result<CheckoutOutcome> CheckoutWithin(std::string_view ns,
+                                         std::string_view key,
+                                         const CheckoutOptions& options,
+                                         Milliseconds wait,
+                                         boost::json::value* answer);
   std::shared_ptr<Impl> impl_;
   friend class Session;
   friend class LockGuard;
@@ -427,13 +488,14 @@ class Session {
   // Takes a Session-owned application lock (options.owner is ignored), held
   // until the guard is destroyed or released. A refusal is an Error whose
   // code is the status ("timeout", "cancelled", "deadlock"). A wait whose
-  // connection breaks (the server restarted) is asked again once the server
-  // answers, within the timeout; a grant that reached the server's disk
-  // before the break is adopted, not taken twice (as Client::Acquire, but
-  // without reading the mode first: the session knows its guards). That
+  // connection breaks (the server restarted, or the leader was lost) is
+  // asked again once a server answers (the same one, or the new leader),
+  // within the timeout; a grant that reached the server's disk before the
+  // break is adopted, not taken twice (as Client::Acquire, but without
+  // reading the mode first: the session knows its guards). That
   // needs this session's locks on the resource to be taken through its
   // guards only; where one of its guards holds the lock already, a break is
-  // Error "unreachable".
+  // Error "unreachable" (or "unavailable").
   Result<LockGuard> Lock(std::string ns, std::string resource,
                          AcquireOptions options = {});
 

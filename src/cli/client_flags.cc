@@ -22,7 +22,11 @@ void AddClientFlags(CLI::App* command, ClientFlags& flags) {
   from_env("LEASEHOLD_URL", flags.url);
   from_env("LEASEHOLD_TOKEN", flags.token);
   from_env("LEASEHOLD_NS", flags.ns);
-  command->add_option("--url", flags.url, "server address (env LEASEHOLD_URL)")
+  command
+      ->add_option("--url", flags.url,
+                   "server address; for a cluster, its nodes separated by "
+                   "commas (http://a:7070,http://b:7070): calls go to the "
+                   "leader and ride through a failover (env LEASEHOLD_URL)")
       ->capture_default_str();
   command->add_option("--auth-token", flags.token,
                       "bearer token, when the server requires one (env "

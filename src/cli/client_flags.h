@@ -34,6 +34,7 @@ inline constexpr const char* kExitCodesHelp =
     "if a signal N ended it).";
 
 struct ClientFlags {
+  // One URL, or several nodes separated by commas (ClientOptions::url).
   std::string url = "http://127.0.0.1:7070";
   std::string token;
   std::string ns = "default";

@@ -2,9 +2,9 @@
 // `lock NAME -- COMMAND` holds the lock, kept alive, while COMMAND runs.
 // `--and NAME2` (repeatable) takes several locks at once with acquire-all:
 // in canonical order, all or nothing. Every waiting form rides through a
-// restart of the server through the client (Session::Lock, Client::Acquire,
-// Client::AcquireAll: a broken wait is asked again, a grant that reached
-// the disk is adopted).
+// restart of the server, and a failover among the nodes --url lists,
+// through the client (Session::Lock, Client::Acquire, Client::AcquireAll:
+// a broken wait is asked again, a grant that reached the disk is adopted).
 #include <unistd.h>
 
 #include <atomic>
@@ -230,13 +230,16 @@ void AddLockCommands(CLI::App& app, int& code) {
       "when COMMAND ends. COMMAND sees LEASEHOLD_FENCE, LEASEHOLD_SESSION and "
       "LEASEHOLD_LOCK. Without COMMAND, the lock stays with the session "
       "(--session, or a new one that expires after --ttl) until `unlock`. "
-      "A wait rides through a restart of the server (sessions and locks "
-      "survive it): it is asked again once the server is back, within "
-      "--timeout, and a grant made just before the restart is kept, not "
-      "taken twice; with --and, locks taken before the restart are given "
-      "back first, so the call stays all or nothing. With --timeout 0 "
-      "(no wait), or a --session that holds one of the locks already, a "
-      "restart may exit 3 instead.");
+      "A wait rides through a restart of the server, or a failover to "
+      "another node of a cluster (--url a,b: sessions and locks survive "
+      "both): it is asked again once a server serves, within --timeout, "
+      "and a grant made just before the break is kept, not taken twice; "
+      "with --and, locks taken before the break are given back first, so "
+      "the call stays all or nothing. With --timeout 0 (no wait), or a "
+      "--session that holds one of the locks already, a restart may exit 3 "
+      "instead. While COMMAND runs, the session's keepalives ride through "
+      "them too: only a server that says the session is gone makes it "
+      "lost.");
   AddClientFlags(lock, f->client);
   lock->add_option("name", f->name, "resource name, e.g. invoice:481")
       ->required();

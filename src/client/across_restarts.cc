@@ -36,7 +36,16 @@ bool SamePrincipal(std::string_view listed, std::string_view asked) {
   });
 }
 
-// Waits until the server answers /healthz again, or `until` passes.
+// Whether `error` broke a wait the server may have decided meanwhile: its
+// connection broke (a restart, or the leader's end), or the node answered
+// 503 unavailable (it stepped down, or lost its store, or stands by).
+bool BrokeTheWait(const Error& error) {
+  return error.code == "unreachable" || error.code == "unavailable";
+}
+
+// Waits until a server answers /healthz again (the same one after a
+// restart, or another node of the cluster after a failover), or `until`
+// passes.
 bool AwaitServer(Client& client, Clock::time_point until) {
   while (true) {
     if (auto ok = client.Healthy(); ok && *ok) return true;
@@ -130,7 +139,7 @@ Result<Outcome> SendAcrossRestarts(Client& client,
       Clock::now() + std::max(timeout, Milliseconds(0));
   while (true) {
     auto answer = send(timeout);
-    if (answer || answer.error().code != "unreachable") return answer;
+    if (answer || !BrokeTheWait(answer.error())) return answer;
     // However long the lock wait may be, a server gone for longer than the
     // I/O allowance past it is reported.
     const Clock::time_point give_up =
@@ -140,7 +149,7 @@ Result<Outcome> SendAcrossRestarts(Client& client,
     auto left = ReadLeftByBreak(client, request);
     if (!left) return std::unexpected(left.error());
     if (!left->unexplained.empty()) {
-      answer.error().message += "; after the restart the session holds " +
+      answer.error().message += "; once served again the session holds " +
                                 left->unexplained +
                                 ", not as asked: not asked again";
       return answer;

@@ -1,9 +1,12 @@
-// Lock waits across a restart of the server. A session and its locks survive
-// a restart; a waiting request's connection does not, so the request breaks
-// (Error "unreachable") although the session may still get, or already
-// have, what it asked for. The functions here run such a request again once
-// the server answers /healthz, within what is left of the timeout, after
-// reading what the session holds of the locks asked for:
+// Lock waits across a restart of the server, or a failover to another node
+// of a cluster. A session and its locks survive both; a waiting request's
+// connection does not, so the request breaks (Error "unreachable", or
+// "unavailable" from a leader that stepped down or a node that does not
+// serve) although the session may still get, or already have, what it asked
+// for. The functions here run such a request again once a server answers
+// /healthz (the client's nodes are asked in turn: the same one back, or the
+// new leader), within what is left of the timeout, after reading what the
+// session holds of the locks asked for:
 // - every one, in the mode asked: the grant reached the disk before the
 //   break; it is adopted (result 1), not taken twice;
 // - none: the request is asked again;
@@ -37,8 +40,10 @@ struct SessionLockRequest {
   std::vector<LockSpec> locks;  // as asked
 };
 
-// Sends the request once with the timeout given; its answer, or Error
-// "unreachable" when the connection broke.
+// Sends the request once with the timeout given (Retry::kNever: never
+// again after a node may have acted on it); its answer, or Error
+// "unreachable" when the connection broke, "unavailable" when the node
+// did not serve.
 template <typename Outcome>
 using SendOnce = std::function<Result<Outcome>(Milliseconds timeout)>;
 

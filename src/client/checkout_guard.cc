@@ -25,6 +25,7 @@ class CheckoutGuard::Impl {
   void StartRenewal() {
     // A third of the TTL leaves room for two failed renewals in a row.
     const Milliseconds period = std::max(options_.ttl / 3, Milliseconds(1));
+    renewal_wait_ = RenewalWait(period, client_.options().io_timeout);
     ticker_ = std::make_unique<detail::Ticker>(period,
                                                [this] { return RenewTick(); });
   }
@@ -69,7 +70,8 @@ class CheckoutGuard::Impl {
   // Re-checks out with the same token: a renewal when the lease is still
   // ours, else the lease is lost.
   bool RenewTick() {
-    auto r = client_.Checkout(ns_, key_, options_);
+    auto r =
+        client_.CheckoutWithin(ns_, key_, options_, renewal_wait_, nullptr);
     if (!r) {
       const unsigned s = r.error().http_status;
       if (s == 0 || s >= 500) return true;  // transient: try next period
@@ -105,6 +107,7 @@ class CheckoutGuard::Impl {
   const CheckoutOptions options_;  // token always set
   const std::uint64_t fence_;
   std::function<void(const Error&)> on_lost_;
+  Milliseconds renewal_wait_{0};  // set before the ticker starts
   std::atomic<bool> lost_{false};
   std::atomic<bool> checked_in_{false};
   std::unique_ptr<detail::Ticker> ticker_;

@@ -12,14 +12,13 @@ using api::SessionPath;
 Client::Client(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Result<Client> Client::Create(ClientOptions options) {
-  auto endpoint = detail::ParseUrl(options.url);
-  if (!endpoint) return std::unexpected(endpoint.error());
+  auto nodes = detail::ParseUrls(options.url);
+  if (!nodes) return std::unexpected(nodes.error());
   if (options.io_timeout.count() <= 0) {
     return std::unexpected(
         Error{"bad_request", "ClientOptions::io_timeout must be positive", 0});
   }
-  return Client(
-      std::make_shared<Impl>(std::move(options), std::move(*endpoint)));
+  return Client(std::make_shared<Impl>(std::move(options), std::move(*nodes)));
 }
 
 const ClientOptions& Client::options() const { return impl_->options(); }
@@ -32,42 +31,38 @@ Result<json::value> Client::Call(std::string_view method,
   const Milliseconds wait = extra_wait.count() < 0
                                 ? Milliseconds(-1)
                                 : impl_->options().io_timeout + extra_wait;
-  const Retry retry =
-      method == "GET" || method == "HEAD" ? Retry::kIdempotent : Retry::kNever;
+  const Retry retry = method == "GET" || method == "HEAD" ? Retry::kIdempotent
+                                                          : Retry::kRefused;
   return impl_->Call(method, std::string(target), body, accept_status, wait,
                      retry);
 }
 
-Result<bool> Client::Healthy() {
-  auto r = impl_->Call("GET", api::HealthPath(), nullptr, {},
-                       impl_->options().io_timeout, Retry::kIdempotent);
-  if (!r) {
-    if (r.error().code == "unavailable") return false;
-    return std::unexpected(r.error());
-  }
-  return true;
-}
+Result<bool> Client::Healthy() { return impl_->Healthy(); }
 
 Result<SessionInfo> Client::OpenSession(std::string_view name,
                                         Milliseconds ttl) {
   return Parsed(
       impl_->Call("POST", api::SessionsPath(), api::OpenSessionBody(name, ttl),
-                  {}, impl_->options().io_timeout, Retry::kNever),
+                  {}, impl_->options().io_timeout, Retry::kRefused),
       nullptr, [](const json::value& a) {
         return api::ParseSession(a, "POST /v1/sessions");
       });
 }
 
 Result<KeepaliveAnswer> Client::Keepalive(std::string_view session) {
-  return Parsed(
-      impl_->Call("POST", SessionPath(session, "keepalive"), nullptr, {},
-                  impl_->options().io_timeout, Retry::kIdempotent),
-      nullptr, api::ParseKeepaliveAnswer);
+  return KeepaliveWithin(session, impl_->options().io_timeout);
+}
+
+Result<KeepaliveAnswer> Client::KeepaliveWithin(std::string_view session,
+                                                Milliseconds wait) {
+  return Parsed(impl_->Call("POST", SessionPath(session, "keepalive"), nullptr,
+                            {}, wait, Retry::kIdempotent),
+                nullptr, api::ParseKeepaliveAnswer);
 }
 
 Result<void> Client::EndSession(std::string_view session) {
   return Done(impl_->Call("DELETE", SessionPath(session), nullptr, {},
-                          impl_->options().io_timeout, Retry::kNever));
+                          impl_->options().io_timeout, Retry::kRefused));
 }
 
 Result<std::vector<SessionInfo>> Client::ListSessions(json::value* answer) {
@@ -84,20 +79,20 @@ Result<bool> Client::Cancel(std::string_view session) {
 
 Result<std::int64_t> Client::BeginTransaction(std::string_view session) {
   return Parsed(impl_->Call("POST", api::TransactionPath(session), nullptr, {},
-                            impl_->options().io_timeout, Retry::kNever),
+                            impl_->options().io_timeout, Retry::kRefused),
                 nullptr, api::ParseTransactionAnswer);
 }
 
 Result<void> Client::Commit(std::string_view session) {
   return Done(impl_->Call("POST", api::TransactionPath(session, "commit"),
                           nullptr, {}, impl_->options().io_timeout,
-                          Retry::kNever));
+                          Retry::kRefused));
 }
 
 Result<void> Client::Rollback(std::string_view session) {
   return Done(impl_->Call("POST", api::TransactionPath(session, "rollback"),
                           nullptr, {}, impl_->options().io_timeout,
-                          Retry::kNever));
+                          Retry::kRefused));
 }
 
 }  // namespace leasehold::client

@@ -62,7 +62,7 @@ Result<void> Client::Release(std::string_view ns, std::string_view session,
                              std::string_view principal) {
   return Done(impl_->Call("POST", ApplockPath(ns, "release"),
                           api::ReleaseBody(session, resource, owner, principal),
-                          {}, impl_->options().io_timeout, Retry::kNever));
+                          {}, impl_->options().io_timeout, Retry::kRefused));
 }
 
 Result<std::string> Client::Mode(std::string_view ns, std::string_view session,

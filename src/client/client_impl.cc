@@ -4,14 +4,28 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <exception>
+#include <optional>
+#include <thread>
+
+#include "client/api_codec.h"
 
 namespace leasehold::client {
 
 namespace json = boost::json;
 using http::Answer;
 using http::Connection;
+using Clock = std::chrono::steady_clock;
 
 namespace {
+
+// The pause between two rounds over every node, growing from the first to
+// the longest: a takeover takes about a lease and a quarter.
+constexpr Milliseconds kFirstPause{50};
+constexpr Milliseconds kLongestPause{400};
+// How long a connection may take to be made when other nodes could be
+// asked instead: a host that is down (no answer at all, not even a
+// refusal) must not use up a whole call's time.
+constexpr Milliseconds kConnectWithin{2000};
 
 http::Address AddressOf(const detail::Endpoint& endpoint,
                         const ClientOptions& options) {
@@ -48,11 +62,50 @@ bool IsApiError(const json::value& body) {
   return o != nullptr && o->contains("error");
 }
 
+// The API's conventions applied to an answer: 2xx and `accept_status`
+// answers give the parsed body (null when empty), anything else an Error.
+Result<json::value> Interpret(const HttpRequest& request, const Answer& answer,
+                              const std::vector<unsigned>& accept_status) {
+  json::value parsed;
+  if (!answer.body.empty()) {
+    boost::system::error_code ec;
+    parsed = json::parse(answer.body, ec);
+    if (ec) {
+      return std::unexpected(
+          Error{"bad_response",
+                "the answer to " + request.method + " " + request.target +
+                    " (HTTP " + std::to_string(answer.status) + ") is not JSON",
+                answer.status});
+    }
+  }
+  const unsigned s = answer.status;
+  const bool accepted =
+      (s >= 200 && s < 300) ||
+      (std::ranges::find(accept_status, s) != accept_status.end() &&
+       !IsApiError(parsed));
+  if (accepted) return parsed;
+  return std::unexpected(ErrorFromAnswer(answer, parsed));
+}
+
+// A node that does not serve now: 503 unavailable (a stream's answer
+// carries no body to tell).
+bool IsUnavailable(const Answer& answer) {
+  if (answer.status != 503) return false;
+  if (answer.body.empty()) return true;
+  boost::system::error_code ec;
+  const json::value body = json::parse(answer.body, ec);
+  return !ec && ErrorFromAnswer(answer, body).code == "unavailable";
+}
+
+bool Passed(const http::Deadline& deadline) {
+  return deadline && Clock::now() >= *deadline;
+}
+
 }  // namespace
 
 http::Deadline DeadlineAfter(Milliseconds wait) {
   if (wait.count() < 0) return std::nullopt;
-  return std::chrono::steady_clock::now() + wait;
+  return Clock::now() + wait;
 }
 
 Error TransportError(const Connection& connection, const Answer& failed) {
@@ -65,54 +118,256 @@ Error TransportError(const Connection& connection, const Answer& failed) {
                0};
 }
 
-Client::Impl::Impl(ClientOptions options, detail::Endpoint endpoint)
-    : options_(std::move(options)), address_(AddressOf(endpoint, options_)) {}
+struct Client::Impl::Node {
+  Node(http::Address a, std::string u)
+      : address(std::move(a)), url(std::move(u)) {}
+  const http::Address address;
+  const std::string url;  // "http://" and the Host header, for messages
+  // No connection could be made, or no answer came, the last time: asked
+  // after the others until it answers again.
+  std::atomic<bool> silent{false};
+  std::mutex mu;
+  std::vector<std::unique_ptr<Connection>> idle;  // guarded by mu
+};
 
-std::unique_ptr<Connection> Client::Impl::NewConnection() const {
-  return std::make_unique<Connection>(address_);
+// One exchange with one node: its answer, or the transport's Error and
+// whether the request may have reached the node whole (and been acted on).
+struct Client::Impl::Attempt {
+  Result<Answer> answer;
+  bool reached = false;
+};
+
+// One round over the known nodes.
+struct Client::Impl::Round {
+  // Set when the round ends the call: an answer, or a failure after which
+  // the request must not be sent again.
+  std::optional<Result<Answer>> done;
+  // Whether some node answered 307 or 503: a cluster that has no leader
+  // now may have one shortly.
+  bool someone_answered = false;
+  // What the call reports if no later round does better.
+  std::optional<Result<Answer>> last;
+};
+
+Client::Impl::Impl(ClientOptions options, std::vector<detail::Endpoint> nodes)
+    : options_(std::move(options)) {
+  for (const detail::Endpoint& e : nodes) {
+    nodes_.push_back(std::make_unique<Node>(AddressOf(e, options_),
+                                            "http://" + e.host_header));
+  }
+  // The first URL given is asked first until a node says who leads.
+  leader_ = nodes_.front().get();
 }
 
-std::unique_ptr<Connection> Client::Impl::TakeIdle() {
+Client::Impl::~Impl() = default;
+
+std::vector<Client::Impl::Node*> Client::Impl::Candidates() {
+  std::vector<Node*> out;
+  Node* first = leader_.load();
+  if (first != nullptr) out.push_back(first);
+  std::lock_guard lock(nodes_mu_);
+  for (const bool silent : {false, true}) {
+    for (const auto& n : nodes_) {
+      if (n.get() != first && n->silent == silent) out.push_back(n.get());
+    }
+  }
+  return out;
+}
+
+std::size_t Client::Impl::NodeCount() {
+  std::lock_guard lock(nodes_mu_);
+  return nodes_.size();
+}
+
+Client::Impl::Node* Client::Impl::Learn(const detail::Endpoint& endpoint) {
+  std::lock_guard lock(nodes_mu_);
+  for (const auto& n : nodes_) {
+    if (n->address.host_header == endpoint.host_header) return n.get();
+  }
+  if (nodes_.size() >= kMaxNodes) return nullptr;
+  nodes_.push_back(std::make_unique<Node>(AddressOf(endpoint, options_),
+                                          "http://" + endpoint.host_header));
+  return nodes_.back().get();
+}
+
+void Client::Impl::PassOver(Node& node) {
+  Node* expected = &node;
+  leader_.compare_exchange_strong(expected, nullptr);
+}
+
+void Client::Impl::FellSilent(Node& node) {
+  PassOver(node);
+  node.silent = true;
+  std::lock_guard lock(node.mu);
+  node.idle.clear();
+}
+
+std::unique_ptr<Connection> Client::Impl::TakeIdle(Node& node) {
   while (true) {
     std::unique_ptr<Connection> c;
     {
-      std::lock_guard lock(mu_);
-      if (idle_.empty()) return NewConnection();
-      c = std::move(idle_.back());
-      idle_.pop_back();
+      std::lock_guard lock(node.mu);
+      if (node.idle.empty()) return std::make_unique<Connection>(node.address);
+      c = std::move(node.idle.back());
+      node.idle.pop_back();
     }
     if (!c->PeerClosed()) return c;  // else the server dropped it: discard
   }
 }
 
-void Client::Impl::ReturnIdle(std::unique_ptr<Connection> connection) {
-  std::lock_guard lock(mu_);
-  if (idle_.size() < kMaxIdle) idle_.push_back(std::move(connection));
+void Client::Impl::ReturnIdle(Node& node,
+                              std::unique_ptr<Connection> connection) {
+  std::lock_guard lock(node.mu);
+  if (node.idle.size() < kMaxIdle) node.idle.push_back(std::move(connection));
+}
+
+std::unique_ptr<Connection> Client::Impl::Connected(Node& node,
+                                                    http::Deadline deadline,
+                                                    bool pooled,
+                                                    Answer& failed) {
+  auto c = pooled ? TakeIdle(node) : std::make_unique<Connection>(node.address);
+  http::Deadline within = deadline;
+  if (!c->used() && NodeCount() > 1) {
+    const auto soon = Clock::now() + kConnectWithin;
+    within = deadline ? std::min(*deadline, soon) : soon;
+  }
+  failed.error = c->Connect(within);  // at once when connected already
+  failed.failed_in = http::Stage::kConnecting;
+  return c;
+}
+
+Client::Impl::Attempt Client::Impl::SendTo(Node& node,
+                                           const HttpRequest& request,
+                                           http::Deadline deadline,
+                                           Retry retry) {
+  for (int attempt = 0;; ++attempt) {
+    Answer not_connected;
+    std::unique_ptr<Connection> c =
+        Connected(node, deadline, /*pooled=*/true, not_connected);
+    if (not_connected.error) {
+      Error failed = TransportError(*c, not_connected);
+      // Only the call's own deadline is a timeout; a node slow to accept
+      // is one that cannot be reached.
+      if (!Passed(deadline)) failed.code = "unreachable";
+      return {std::unexpected(std::move(failed)), false};
+    }
+    const bool reused = c->used();
+    Answer answer =
+        c->Request(request.method, request.target, request.body, deadline);
+    if (!answer.error) {
+      if (answer.keep_alive) ReturnIdle(node, std::move(c));
+      return {std::move(answer), true};
+    }
+    const Error failed = TransportError(*c, answer);
+    const bool reached = !c->failed_while_writing();
+    // A reused connection may have been closed by the server while idle.
+    // Resend only if the server cannot have acted on the request: it was
+    // not fully written, or acting twice changes nothing.
+    const bool stale =
+        reused && failed.code == "unreachable" && !c->answer_started();
+    const bool safe = !reached || retry == Retry::kIdempotent;
+    if (attempt > 0 || !stale || !safe) {
+      return {std::unexpected(failed), reached};
+    }
+  }
+}
+
+template <typename Exchange>
+Client::Impl::Round Client::Impl::OneRound(const HttpRequest& request,
+                                           Retry retry, Exchange& exchange) {
+  Round round;
+  std::vector<Node*> queue = Candidates();
+  std::vector<Node*> asked;
+  while (!queue.empty()) {
+    Node* node = queue.front();
+    queue.erase(queue.begin());
+    // Each node once a round: redirects that go round in a circle end.
+    if (std::ranges::find(asked, node) != asked.end()) continue;
+    asked.push_back(node);
+    Attempt a = exchange(*node);
+    if (!a.answer) {
+      FellSilent(*node);
+      const bool may_have_acted = a.reached && retry != Retry::kIdempotent;
+      if (may_have_acted || a.answer.error().code == "timeout") {
+        round.done = std::move(a.answer);
+        return round;
+      }
+      round.last = std::move(a.answer);
+      continue;
+    }
+    node->silent = false;
+    if (a.answer->status == 307) {
+      round.someone_answered = true;
+      const std::string& location = a.answer->location;
+      auto origin = detail::ParseLocation(location);
+      Node* next = origin ? Learn(*origin) : nullptr;
+      if (next == nullptr) {
+        round.done = std::unexpected(
+            Error{"bad_response",
+                  node->url + " redirected " + request.method + " " +
+                      request.target + " to \"" + location +
+                      "\", which this client does not follow (" +
+                      (origin ? "it knows " + std::to_string(kMaxNodes) +
+                                    " nodes already"
+                              : origin.error().message) +
+                      ")",
+                  307});
+        return round;
+      }
+      leader_ = next;
+      queue.insert(queue.begin(), next);
+      continue;
+    }
+    if (retry != Retry::kNever && IsUnavailable(*a.answer)) {
+      round.someone_answered = true;
+      PassOver(*node);
+      round.last = std::move(a.answer);
+      continue;
+    }
+    if (a.answer->status != 503) leader_ = node;
+    round.done = std::move(a.answer);
+    return round;
+  }
+  return round;
+}
+
+template <typename Exchange>
+Result<Answer> Client::Impl::AcrossNodes(const HttpRequest& request,
+                                         http::Deadline deadline, Retry retry,
+                                         Exchange exchange) {
+  http::Deadline give_up = deadline;
+  Milliseconds pause = kFirstPause;
+  while (true) {
+    Round round = OneRound(request, retry, exchange);
+    if (round.done) return std::move(*round.done);
+    Result<Answer> last =
+        round.last
+            ? std::move(*round.last)
+            : std::unexpected(Error{"unavailable",
+                                    "no node serves " + request.method + " " +
+                                        request.target +
+                                        ": the nodes redirect to one another",
+                                    0});
+    // With one node, or none answering at all, there is no takeover to
+    // wait for: a node restarting is the caller's to wait for
+    // (across_restarts.h).
+    if (!round.someone_answered || NodeCount() < 2) return last;
+    const auto now = Clock::now();
+    if (!give_up) give_up = now + options_.io_timeout;
+    if (now + pause >= *give_up) return last;
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, kLongestPause);
+  }
 }
 
 Result<Answer> Client::Impl::Send(const HttpRequest& request, Milliseconds wait,
                                   Retry retry) {
   const http::Deadline deadline = DeadlineAfter(wait);
   try {
-    for (int attempt = 0;; ++attempt) {
-      std::unique_ptr<Connection> c = TakeIdle();
-      const bool reused = c->used();
-      Answer answer =
-          c->Request(request.method, request.target, request.body, deadline);
-      if (!answer.error) {
-        if (answer.keep_alive) ReturnIdle(std::move(c));
-        return answer;
-      }
-      const Error failed = TransportError(*c, answer);
-      // A reused connection may have been closed by the server while idle.
-      // Resend only if the server cannot have acted on the request: it was
-      // not fully written, or acting twice changes nothing.
-      const bool stale =
-          reused && failed.code == "unreachable" && !c->answer_started();
-      const bool safe =
-          c->failed_while_writing() || retry == Retry::kIdempotent;
-      if (attempt > 0 || !stale || !safe) return std::unexpected(failed);
-    }
+    auto exchange = [&](Node& node) {
+      return SendTo(node, request, deadline, retry);
+    };
+    return AcrossNodes(request, deadline, retry, exchange);
   } catch (const std::exception& e) {  // e.g. std::bad_alloc
     return std::unexpected(Error{"unreachable", e.what(), 0});
   }
@@ -134,25 +389,70 @@ Result<json::value> Client::Impl::Call(
   HttpRequest request{std::string(method), std::move(target), std::move(body)};
   auto answer = Send(request, wait, retry);
   if (!answer) return std::unexpected(answer.error());
-  json::value parsed;
-  if (!answer->body.empty()) {
-    boost::system::error_code ec;
-    parsed = json::parse(answer->body, ec);
-    if (ec) {
-      return std::unexpected(Error{
-          "bad_response",
-          "the answer to " + request.method + " " + request.target + " (HTTP " +
-              std::to_string(answer->status) + ") is not JSON",
-          answer->status});
+  return Interpret(request, *answer, accept_status);
+}
+
+Result<bool> Client::Impl::Healthy() {
+  const HttpRequest request{"GET", api::HealthPath(), ""};
+  const http::Deadline deadline = DeadlineAfter(options_.io_timeout);
+  std::optional<Error> failure;
+  bool standby = false;
+  try {
+    for (Node* node : Candidates()) {
+      Attempt a = SendTo(*node, request, deadline, Retry::kIdempotent);
+      if (!a.answer) {
+        FellSilent(*node);
+        failure = a.answer.error();
+        if (failure->code == "timeout") break;
+        continue;
+      }
+      node->silent = false;
+      auto r = Interpret(request, *a.answer, {});
+      if (r) {
+        leader_ = node;
+        return true;
+      }
+      if (r.error().code == "unavailable") {
+        standby = true;
+      } else {
+        failure = r.error();
+      }
     }
+  } catch (const std::exception& e) {
+    failure = Error{"unreachable", e.what(), 0};
   }
-  const unsigned s = answer->status;
-  const bool accepted =
-      (s >= 200 && s < 300) ||
-      (std::ranges::find(accept_status, s) != accept_status.end() &&
-       !IsApiError(parsed));
-  if (accepted) return parsed;
-  return std::unexpected(ErrorFromAnswer(*answer, parsed));
+  if (standby) return false;
+  return std::unexpected(*failure);
+}
+
+Result<Client::Impl::Stream> Client::Impl::StartStream(
+    const std::string& target, Milliseconds wait) {
+  const http::Deadline deadline = DeadlineAfter(wait);
+  std::unique_ptr<Connection> streaming;
+  auto exchange = [&](Node& node) -> Attempt {
+    Answer not_connected;
+    auto c = Connected(node, deadline, /*pooled=*/false, not_connected);
+    if (not_connected.error) {
+      Error failed = TransportError(*c, not_connected);
+      if (!Passed(deadline)) failed.code = "unreachable";
+      return {std::unexpected(std::move(failed)), false};
+    }
+    Answer started = c->StartStream(http::Method::kGet, target, deadline);
+    if (started.error) {
+      return {std::unexpected(TransportError(*c, started)),
+              !c->failed_while_writing()};
+    }
+    if (started.status == 200) streaming = std::move(c);
+    return {std::move(started), true};
+  };
+  try {
+    const HttpRequest request{"GET", target, ""};
+    auto started = AcrossNodes(request, deadline, Retry::kIdempotent, exchange);
+    if (!started) return std::unexpected(started.error());
+    return Stream{std::move(streaming), std::move(*started)};
+  } catch (const std::exception& e) {
+    return std::unexpected(Error{"unreachable", e.what(), 0});
+  }
 }
 
 }  // namespace leasehold::client

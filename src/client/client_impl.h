@@ -1,8 +1,11 @@
-// Client::Impl: the options, the server's address and a pool of idle
-// keep-alive connections shared by every copy of a Client.
+// Client::Impl: the options, the nodes the client knows (those of
+// ClientOptions::url, and any a redirect names), which of them it believes
+// leads, and a pool of idle keep-alive connections per node, shared by
+// every copy of a Client.
 #ifndef LEASEHOLD_SRC_CLIENT_CLIENT_IMPL_H_
 #define LEASEHOLD_SRC_CLIENT_CLIENT_IMPL_H_
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -13,9 +16,32 @@
 
 namespace leasehold::client {
 
-// Whether a request may be sent again after the connection broke once the
-// request had been written: only when a second arrival changes nothing.
-enum class Retry { kNever, kIdempotent };
+// When a request may be sent again (to the same node or another). Sending
+// where no connection could be made, or where a 307 points, is always
+// safe: no server acted on it.
+enum class Retry {
+  // Never after a server may have acted on it. For lock requests, whose
+  // callers read what the session holds instead (across_restarts.h).
+  kNever,
+  // Also after a 503 unavailable: a node that does not serve now (a
+  // standby during a takeover, a leader whose lease lapsed) acted on
+  // nothing. The exception is a leader that lost its database in the
+  // middle of a commit, which cannot know whether it committed: a request
+  // sent again then may be applied twice, as client.h says.
+  kRefused,
+  // Also after a connection broke once the request had been written: a
+  // second arrival changes nothing.
+  kIdempotent,
+};
+
+// How long a background renewal due every `period` waits for its answer:
+// half the period (at least 1 s, at most io_timeout), so that a node that
+// stopped answering without a word (a paused process, a host that is gone)
+// leaves time for the next renewal, at another node, before the lease
+// (which a takeover does not extend for a checkout) runs out.
+inline Milliseconds RenewalWait(Milliseconds period, Milliseconds io_timeout) {
+  return std::min(io_timeout, std::max(period / 2, Milliseconds(1000)));
+}
 
 // The deadline `wait` from now; none when `wait` < 0.
 http::Deadline DeadlineAfter(Milliseconds wait);
@@ -49,11 +75,21 @@ struct HttpRequest {
 
 class Client::Impl {
  public:
-  Impl(ClientOptions options, detail::Endpoint endpoint);
+  // `nodes`: ParseUrls(options.url), at least one.
+  Impl(ClientOptions options, std::vector<detail::Endpoint> nodes);
+  ~Impl();
 
-  // One request, with one retry on a fresh connection when a reused
-  // connection turns out to be stale and resending is safe. `wait` is the
-  // deadline for the whole call (negative: none).
+  // One request, to the node believed to lead, then, while no node serves
+  // it, to each known node in turn: a 307 is followed to the node it names
+  // (which is remembered as the leader); a node that cannot be reached, or
+  // (as `retry` allows) answers 503 unavailable, is passed over for the
+  // next; one that could not be reached or did not answer is asked after
+  // the others from then on, until it answers again. A round in which every
+  // node was asked is followed by another, after a short pause, while some node
+  // answered (a takeover is under way) and more than one node is known, until
+  // the deadline (or, with none, io_timeout after the first failed round). A
+  // reused connection found stale is replaced once, where resending is safe.
+  // `wait` is the deadline for the whole call (negative: none).
   Result<http::Answer> Send(const HttpRequest& request, Milliseconds wait,
                             Retry retry);
 
@@ -70,21 +106,67 @@ class Client::Impl {
                                   const std::vector<unsigned>& accept_status,
                                   Milliseconds wait, Retry retry);
 
-  // A dedicated, unpooled connection (for streams).
-  std::unique_ptr<http::Connection> NewConnection() const;
+  // GET /healthz of each known node once, the believed leader first: true
+  // at the first that answers 200 (it is the leader from then on), false
+  // if none did but one answered 503 unavailable, else the last Error.
+  Result<bool> Healthy();
+
+  // A stream (GET `target`, header read, status 200) on a connection of
+  // its own, at the node that serves it, found as Send finds it.
+  struct Stream {
+    std::unique_ptr<http::Connection> connection;
+    http::Answer started;
+  };
+  Result<Stream> StartStream(const std::string& target, Milliseconds wait);
 
   const ClientOptions& options() const { return options_; }
 
  private:
+  struct Node;
+  struct Attempt;
+  struct Round;
   static constexpr std::size_t kMaxIdle = 16;
+  // Nodes learned from redirects beyond this many are not followed.
+  static constexpr std::size_t kMaxNodes = 32;
 
-  std::unique_ptr<http::Connection> TakeIdle();
-  void ReturnIdle(std::unique_ptr<http::Connection> connection);
+  template <typename Exchange>
+  Result<http::Answer> AcrossNodes(const HttpRequest& request,
+                                   http::Deadline deadline, Retry retry,
+                                   Exchange exchange);
+  template <typename Exchange>
+  Round OneRound(const HttpRequest& request, Retry retry, Exchange& exchange);
+  // One request to `node` (a stale pooled connection replaced once).
+  Attempt SendTo(Node& node, const HttpRequest& request,
+                 http::Deadline deadline, Retry retry);
+  // A connection to `node` (an idle one when `pooled`, else a new one),
+  // connected within `deadline`, or sooner when other nodes could be asked
+  // instead; `failed` says why not.
+  std::unique_ptr<http::Connection> Connected(Node& node,
+                                              http::Deadline deadline,
+                                              bool pooled,
+                                              http::Answer& failed);
+
+  // Every known node: the believed leader first, silent ones last.
+  std::vector<Node*> Candidates();
+  std::size_t NodeCount();
+  // The known node at `endpoint`, added if new; nullptr once kMaxNodes
+  // are known.
+  Node* Learn(const detail::Endpoint& endpoint);
+  // `node` does not serve now: it is not asked first any more.
+  void PassOver(Node& node);
+  // Nor could it be reached, or it did not answer: it is asked after the
+  // others from now on (a paused process, or a host that is gone, would
+  // take every call's whole time), and its idle connections, to a process
+  // that may be gone, are dropped.
+  void FellSilent(Node& node);
+
+  std::unique_ptr<http::Connection> TakeIdle(Node& node);
+  void ReturnIdle(Node& node, std::unique_ptr<http::Connection> connection);
 
   const ClientOptions options_;
-  const http::Address address_;
-  std::mutex mu_;
-  std::vector<std::unique_ptr<http::Connection>> idle_;  // guarded
+  std::mutex nodes_mu_;
+  std::vector<std::unique_ptr<Node>> nodes_;  // guarded; only grows
+  std::atomic<Node*> leader_;                 // nullptr: none believed
 };
 
 }  // namespace leasehold::client

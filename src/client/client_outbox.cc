@@ -16,7 +16,7 @@ Result<OperationStatus> Client::BeginOperation(std::string_view ns,
                                                std::string_view session) {
   return Parsed(impl_->Call("POST", OperationPath(ns, op_id, "begin"),
                             api::BeginOperationBody(session), {},
-                            impl_->options().io_timeout, Retry::kNever),
+                            impl_->options().io_timeout, Retry::kRefused),
                 nullptr, api::ParseOperationStatus);
 }
 
@@ -26,7 +26,7 @@ Result<void> Client::CompleteOperation(std::string_view ns,
                                        const json::value& outcome) {
   return Done(impl_->Call("POST", OperationPath(ns, op_id, "complete"),
                           api::CompleteOperationBody(session, outcome), {},
-                          impl_->options().io_timeout, Retry::kNever));
+                          impl_->options().io_timeout, Retry::kRefused));
 }
 
 Result<EnqueueOutcome> Client::Enqueue(std::string_view ns,
@@ -47,7 +47,7 @@ Result<std::vector<OutboxMessage>> Client::Claim(std::string_view ns,
                                                  int max, Milliseconds lease) {
   return Parsed(impl_->Call("POST", OutboxPath(ns, topic, "claim"),
                             api::ClaimBody(consumer, max, lease), {},
-                            impl_->options().io_timeout, Retry::kNever),
+                            impl_->options().io_timeout, Retry::kRefused),
                 nullptr, api::ParseClaimAnswer);
 }
 

@@ -12,7 +12,7 @@ using api::RecordPath;
 Result<std::int64_t> Client::Put(std::string_view ns, std::string_view key,
                                  std::string_view body, json::value* answer) {
   return Parsed(impl_->Call("PUT", RecordPath(ns, key), api::PutBody(body), {},
-                            impl_->options().io_timeout, Retry::kNever),
+                            impl_->options().io_timeout, Retry::kRefused),
                 answer, api::ParsePutAnswer);
 }
 
@@ -35,12 +35,19 @@ Result<CheckoutOutcome> Client::Checkout(std::string_view ns,
                                          std::string_view key,
                                          const CheckoutOptions& options,
                                          json::value* answer) {
+  return CheckoutWithin(ns, key, options, impl_->options().io_timeout, answer);
+}
+
+Result<CheckoutOutcome> Client::CheckoutWithin(std::string_view ns,
+                                               std::string_view key,
+                                               const CheckoutOptions& options,
+                                               Milliseconds wait,
+                                               json::value* answer) {
   // With the caller's token a second arrival is a renewal of the same lease.
   const Retry retry =
-      options.token.empty() ? Retry::kNever : Retry::kIdempotent;
+      options.token.empty() ? Retry::kRefused : Retry::kIdempotent;
   return Parsed(impl_->Call("POST", RecordPath(ns, key, "checkout"),
-                            api::CheckoutBody(options), {423},
-                            impl_->options().io_timeout, retry),
+                            api::CheckoutBody(options), {423}, wait, retry),
                 answer, [&](const json::value& a) {
                   return api::ParseCheckoutAnswer(a, options.owner);
                 });
@@ -52,7 +59,7 @@ Result<WriteOutcome> Client::Save(std::string_view ns, std::string_view key,
                                   json::value* answer) {
   return Parsed(impl_->Call("POST", RecordPath(ns, key, "save"),
                             api::SaveBody(proof, body, if_version), {412, 423},
-                            impl_->options().io_timeout, Retry::kNever),
+                            impl_->options().io_timeout, Retry::kRefused),
                 answer, api::ParseSaveAnswer);
 }
 
@@ -60,7 +67,7 @@ Result<WriteOutcome> Client::Checkin(std::string_view ns, std::string_view key,
                                      const Proof& proof, json::value* answer) {
   return Parsed(
       impl_->Call("POST", RecordPath(ns, key, "checkin"), api::ProofBody(proof),
-                  {412, 423}, impl_->options().io_timeout, Retry::kNever),
+                  {412, 423}, impl_->options().io_timeout, Retry::kRefused),
       answer, api::ParseCheckinAnswer);
 }
 
@@ -68,7 +75,7 @@ Result<WriteOutcome> Client::Delete(std::string_view ns, std::string_view key,
                                     const Proof& proof, json::value* answer) {
   return Parsed(
       impl_->Call("DELETE", RecordPath(ns, key), api::ProofBody(proof),
-                  {412, 423}, impl_->options().io_timeout, Retry::kNever),
+                  {412, 423}, impl_->options().io_timeout, Retry::kRefused),
       answer, api::ParseDeleteAnswer);
 }
 
@@ -76,7 +83,7 @@ Result<std::int64_t> Client::Purge(std::string_view ns, Milliseconds older_than,
                                    json::value* answer) {
   return Parsed(impl_->Call("POST", api::RecordsPath(ns, "purge"),
                             api::PurgeBody(older_than), {},
-                            impl_->options().io_timeout, Retry::kNever),
+                            impl_->options().io_timeout, Retry::kRefused),
                 answer, api::ParsePurgeAnswer);
 }
 
@@ -84,7 +91,7 @@ Result<bool> Client::Break(std::string_view ns, std::string_view key,
                            json::value* answer) {
   // Never resent: a second break could end a lease granted in between.
   return Parsed(impl_->Call("POST", RecordPath(ns, key, "break"), nullptr, {},
-                            impl_->options().io_timeout, Retry::kNever),
+                            impl_->options().io_timeout, Retry::kRefused),
                 answer, api::ParseBreakAnswer);
 }
 

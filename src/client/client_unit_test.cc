@@ -1,5 +1,5 @@
-// The client's pure parts, without sockets: URLs, the API codec (targets,
-// bodies, answers) and SSE parsing.
+// The client's pure parts, without sockets: URLs (lists of nodes, and
+// redirects), the API codec (targets, bodies, answers) and SSE parsing.
 #include <gtest/gtest.h>
 
 #include <boost/json/parse.hpp>
@@ -39,6 +39,40 @@ TEST(ParseUrl, RefusesWhatItCannotUse) {
     auto e = ParseUrl(url);
     ASSERT_FALSE(e) << url;
     EXPECT_EQ(e.error().code, "bad_url") << url;
+  }
+}
+
+TEST(ParseUrls, SeveralNodesSeparatedByCommas) {
+  auto one = ParseUrls("http://127.0.0.1:7070");
+  ASSERT_TRUE(one) << one.error().message;
+  ASSERT_EQ(one->size(), 1u);
+  auto nodes = ParseUrls(
+      "http://10.0.0.1:7070, http://10.0.0.2:7071 ,http://10.0.0.1:7070");
+  ASSERT_TRUE(nodes) << nodes.error().message;
+  ASSERT_EQ(nodes->size(), 2u) << "a node named twice counts once";
+  EXPECT_EQ((*nodes)[0].host_header, "10.0.0.1:7070");
+  EXPECT_EQ((*nodes)[1].host, "10.0.0.2");
+  EXPECT_EQ((*nodes)[1].port, "7071");
+  for (const char* list : {"", ",", "http://a:1,", ",http://a:1",
+                           "http://a:1,,http://b:2", "http://a:1,b:2"}) {
+    auto r = ParseUrls(list);
+    ASSERT_FALSE(r) << list;
+    EXPECT_EQ(r.error().code, "bad_url") << list;
+  }
+}
+
+TEST(ParseLocation, TheOriginOfAnHttpRedirect) {
+  auto l = ParseLocation("http://10.0.0.2:7071/v1/applocks/app/acquire?x=1");
+  ASSERT_TRUE(l) << l.error().message;
+  EXPECT_EQ(l->host, "10.0.0.2");
+  EXPECT_EQ(l->port, "7071");
+  auto bare = ParseLocation("http://[::1]:9000?x");
+  ASSERT_TRUE(bare) << bare.error().message;
+  EXPECT_EQ(bare->host, "::1");
+  for (const char* location :
+       {"", "/v1/sessions", "https://10.0.0.2:7071/v1/sessions",
+        "http://u@h:1/v1", "http:///v1"}) {
+    EXPECT_FALSE(ParseLocation(location)) << location;
   }
 }
 

@@ -1,6 +1,7 @@
 // Session: a server session kept alive in the background.
 #include <algorithm>
 
+#include "client/client_impl.h"
 #include "client/session_impl.h"
 
 namespace leasehold::client {
@@ -22,12 +23,13 @@ Session::Impl::~Impl() {
 void Session::Impl::StartKeepalive() {
   // A third of the TTL leaves room for two failed keepalives in a row.
   const Milliseconds period = std::max(ttl / 3, Milliseconds(1));
+  keepalive_wait_ = RenewalWait(period, client.options().io_timeout);
   ticker_ = std::make_unique<detail::Ticker>(
       period, [this] { return KeepaliveTick(); });
 }
 
 bool Session::Impl::KeepaliveTick() {
-  auto r = client.Keepalive(id);
+  auto r = client.KeepaliveWithin(id, keepalive_wait_);
   if (r && r->locks_lost && on_locks_lost_) on_locks_lost_();
   if (r || r.error().code != "session_not_found") {
     return true;  // alive, or a transient failure: try again next period

@@ -61,6 +61,7 @@ class Session::Impl {
 
   std::function<void(const Error&)> on_lost_;
   std::function<void()> on_locks_lost_;
+  Milliseconds keepalive_wait_{0};  // set before the ticker starts
   std::atomic<bool> lost_{false};
   std::atomic<bool> ended_{false};
   mutable std::mutex guards_mu_;

@@ -1,5 +1,6 @@
 #include "client/url.h"
 
+#include <algorithm>
 #include <charconv>
 
 namespace leasehold::client::detail {
@@ -50,6 +51,37 @@ Result<Endpoint> ParseUrl(std::string_view url) {
   e.port = std::string(port);
   e.host_header = std::string(rest);
   return e;
+}
+
+Result<std::vector<Endpoint>> ParseUrls(std::string_view list) {
+  std::vector<Endpoint> nodes;
+  std::string_view rest = list;
+  while (true) {
+    const std::size_t comma = rest.find(',');
+    std::string_view item = rest.substr(0, comma);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    if (item.empty()) {
+      return BadUrl(list, "has an empty entry between commas");
+    }
+    auto node = ParseUrl(item);
+    if (!node) return std::unexpected(node.error());
+    if (std::ranges::find(nodes, node->host_header, &Endpoint::host_header) ==
+        nodes.end()) {
+      nodes.push_back(std::move(*node));
+    }
+    if (comma == std::string_view::npos) return nodes;
+    rest.remove_prefix(comma + 1);
+  }
+}
+
+Result<Endpoint> ParseLocation(std::string_view location) {
+  constexpr std::string_view kScheme = "http://";
+  if (!location.starts_with(kScheme)) {
+    return BadUrl(location, "is not an http:// redirect");
+  }
+  const std::size_t end = location.find_first_of("/?#", kScheme.size());
+  return ParseUrl(location.substr(0, end));
 }
 
 }  // namespace leasehold::client::detail

@@ -1,10 +1,12 @@
-// Parsing ClientOptions::url into the host and port to connect to (the
-// paths of the API are api_codec.h's).
+// Parsing ClientOptions::url into the hosts and ports to connect to, and a
+// redirect's Location into the node it names (the paths of the API are
+// api_codec.h's).
 #ifndef LEASEHOLD_SRC_CLIENT_URL_H_
 #define LEASEHOLD_SRC_CLIENT_URL_H_
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "leasehold/client.h"
 
@@ -19,6 +21,15 @@ struct Endpoint {
 // Accepts "http://HOST[:PORT][/]"; the port defaults to 80. Error "bad_url"
 // for any other scheme, a path, user info, or a port outside 1..65535.
 Result<Endpoint> ParseUrl(std::string_view url);
+
+// ClientOptions::url: one URL or several separated by commas (blanks
+// around them ignored), each as ParseUrl takes it; a node named twice is
+// kept once. Error "bad_url" for an empty list or item.
+Result<std::vector<Endpoint>> ParseUrls(std::string_view list);
+
+// The node a redirect's Location names: its http:// origin (the path and
+// query after it are left out). Error "bad_url" for any other scheme.
+Result<Endpoint> ParseLocation(std::string_view location);
 
 }  // namespace leasehold::client::detail
 

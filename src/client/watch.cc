@@ -1,4 +1,5 @@
-// Client::Watch: the GET /v1/events stream on a connection of its own.
+// Client::Watch: the GET /v1/events stream on a connection of its own, at
+// the leader.
 #include <algorithm>
 
 #include "client/api_codec.h"
@@ -18,19 +19,18 @@ constexpr Milliseconds kStreamSilence{45'000};
 Result<void> Client::Watch(std::string_view ns,
                            const std::function<bool(const Event&)>& on_event) {
   const std::string target = api::EventsPath(ns);
-  auto connection = impl_->NewConnection();
   const Milliseconds io = impl_->options().io_timeout;
-  const http::Answer started =
-      connection->StartStream(http::Method::kGet, target, DeadlineAfter(io));
-  if (started.error) {
-    return std::unexpected(TransportError(*connection, started));
-  }
+  // At the leader: a standby redirects the stream there.
+  auto stream = impl_->StartStream(target, io);
+  if (!stream) return std::unexpected(stream.error());
+  const http::Answer& started = stream->started;
   if (started.status != 200) {
     return std::unexpected(Error{
-        "bad_response",
+        started.status == 503 ? "unavailable" : "bad_response",
         "GET " + target + " answered HTTP " + std::to_string(started.status),
         started.status});
   }
+  http::Connection* connection = stream->connection.get();
   detail::SseParser parser(on_event);
   const Milliseconds silence = std::max(io, kStreamSilence);
   char buffer[8192];

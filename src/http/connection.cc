@@ -163,6 +163,7 @@ class Connection::Impl {
     });
     if (ec) return Fail(answer, ec, Stage::kReading);
     answer.status = stream_parser_->get().result_int();
+    answer.location = LocationOf(stream_parser_->get());
     return answer;
   }
 
@@ -366,12 +367,19 @@ class Connection::Impl {
     used_ = true;
     auto& res = parser.get();
     answer.status = res.result_int();
+    answer.location = LocationOf(res);
     // After HEAD, a server that wrongly sent a body would leave it in the
     // stream: do not reuse the connection.
     answer.keep_alive = res.keep_alive() && !head;
     answer.body = std::move(res.body());
     if (!answer.keep_alive) Close();
     return answer;
+  }
+
+  template <typename Message>
+  static std::string LocationOf(const Message& res) {
+    if (res.result_int() / 100 != 3) return "";
+    return std::string(res[bhttp::field::location]);
   }
 
   Answer& Fail(Answer& answer, error_code ec, Stage stage) {

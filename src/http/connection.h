@@ -52,6 +52,8 @@ struct Answer {
   Stage failed_in = Stage::kNone;
   unsigned status = 0;
   std::string body;
+  // The Location header of a redirect (3xx), else empty.
+  std::string location;
   // Whether the connection stays open for the next request.
   bool keep_alive = false;
 };
