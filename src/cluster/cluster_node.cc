@@ -126,11 +126,16 @@ milliseconds ClusterNode::StandbyTick() {
     return poll;
   }
   const bool held = row->has_value() && (*row)->expires_in.count() > 0;
+  // A row still naming this very node (it stood by because it could not
+  // renew), or its URL (its previous process, killed), names no leader to
+  // send clients to: that would be itself.
+  const bool elsewhere = held && (*row)->node != lease_->holder() &&
+                         (*row)->advertise != options_.lease.advertise;
   {
     std::lock_guard lock(mu_);
     status_.epoch = row->has_value() ? (*row)->epoch : 0;
-    status_.leader = held ? (*row)->advertise : "";
-    status_.leader_node = held ? (*row)->node : "";
+    status_.leader = elsewhere ? (*row)->advertise : "";
+    status_.leader_node = elsewhere ? (*row)->node : "";
   }
   if (held && (*row)->node != lease_->holder()) return poll;
   auto taken = lease_->TryTake();
