@@ -163,8 +163,8 @@ struct Observed {
 // names. Each iteration inserts a new record, checks out one of its kKeys
 // keys, saves it, checks it in every other time, takes a new lock and
 // releases three locks in four. What was acknowledged is recorded; what was
-// not is forgotten. The new records and locks are never written again, so
-// that a write lost from any batch that holds one shows.
+// not is forgotten. A new record is never written again, and a new lock
+// only released, so that a lost write of either shows in the end.
 class LoadClient {
  public:
   static constexpr int kKeys = 8;
@@ -261,10 +261,12 @@ class LoadClient {
                       << name_;
         continue;
       }
-      EXPECT_EQ(it->second.session, session_) << seen.source << resource;
-      EXPECT_EQ(it->second.owner, "Session") << seen.source << resource;
-      EXPECT_EQ(it->second.mode, "Exclusive") << seen.source << resource;
-      EXPECT_EQ(it->second.count, 1) << seen.source << resource;
+      EXPECT_EQ(it->second.session, session_)
+          << seen.source << ": " << resource;
+      EXPECT_EQ(it->second.owner, "Session") << seen.source << ": " << resource;
+      EXPECT_EQ(it->second.mode, "Exclusive")
+          << seen.source << ": " << resource;
+      EXPECT_EQ(it->second.count, 1) << seen.source << ": " << resource;
     }
     EXPECT_GT(held, 0) << name_ << " holds no acknowledged lock to check";
   }
@@ -297,6 +299,10 @@ class LoadClient {
         std::chrono::duration_cast<milliseconds>(SteadyClock::now() - start)
             .count();
     if (took > slowest_ms_.load()) slowest_ms_ = took;
+    if (a.error && http::IsTimeout(a.error)) {
+      Problem(std::string(method) + " " + target + " hung for " +
+              std::to_string(kRequestDeadline.count()) + " s");
+    }
     return a;
   }
 
@@ -306,10 +312,6 @@ class LoadClient {
                 boost::json::value* answer = nullptr) {
     const http::Answer a = Call(method, target, body);
     if (a.error) {
-      if (http::IsTimeout(a.error)) {
-        Problem(std::string(method) + " " + target + " hung for " +
-                std::to_string(kRequestDeadline.count()) + " s");
-      }
       ++broken_;
       return Outcome::kUnknown;
     }
@@ -537,7 +539,8 @@ class PostgresFaultsTest : public ::testing::Test {
     long slowest_ms = 0;
     for (const auto& c : clients_) {
       slowest_ms = std::max(slowest_ms, c->slowest_ms());
-      for (const auto& p : c->problems()) ADD_FAILURE() << c->name() << p;
+      for (const auto& p : c->problems())
+        ADD_FAILURE() << c->name() << ": " << p;
       unavailable += c->unavailable();
       broken += c->broken();
       acknowledged += c->acknowledged();
