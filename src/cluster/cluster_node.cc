@@ -82,6 +82,9 @@ bool ClusterNode::Leads() const { return leads_.load(); }
 
 std::string ClusterNode::LeaderUrl() const {
   std::lock_guard lock(mu_);
+  // Asked only when this node does not serve: never send clients to itself
+  // (e.g. while it steps down, before its status says so).
+  if (status_.leader == options_.lease.advertise) return "";
   return status_.leader;
 }
 
@@ -212,6 +215,11 @@ milliseconds ClusterNode::LeaderTick() {
 
 void ClusterNode::StepDown(const std::string& why) {
   const bool was_leading = leads_.exchange(false);
+  {
+    std::lock_guard lock(mu_);
+    status_.leader.clear();  // not this node any more
+    status_.leader_node.clear();
+  }
   service_.SetLeaseDeadline(LeaseClock::time_point::min());
   if (loader_.joinable()) loader_.join();
   service_.Detach(
