@@ -123,6 +123,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // In kReading: starts reading the next request.
   void Read() {
     parser_.emplace();
+    header_bytes_ = 0;
     parser_->body_limit(server_->options_.body_limit);
     parser_->header_limit(
         static_cast<std::uint32_t>(server_->options_.header_limit));
@@ -142,11 +143,20 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (!state_.Is(Phase::kReading)) return;  // closed meanwhile
     while (buffer_.size() > 0 && !parser_->is_done()) {
       beast::error_code ec;
+      const bool in_header = !parser_->is_header_done();
       const std::size_t used = parser_->put(buffer_.data(), ec);
       buffer_.consume(used);
+      if (in_header) header_bytes_ += used;
       if (ec == http::error::need_more) break;
       if (ec) return OnRequest(ec);
       if (used == 0) break;
+    }
+    // Beast bounds each header line it parses, not all of them together:
+    // the limit is on the whole header section, the request line included.
+    if (!parser_->is_header_done()
+            ? header_bytes_ + buffer_.size() > server_->options_.header_limit
+            : header_bytes_ > server_->options_.header_limit) {
+      return OnRequest(http::error::header_limit);
     }
     if (parser_->is_done()) return OnRequest({});
     socket_.async_read_some(
@@ -177,6 +187,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
               "the request body is larger than " +
                   std::to_string(server_->options_.body_limit) + " bytes")),
           11);
+    }
+    if (ec == http::error::header_limit) {
+      keep_alive_ = false;
+      return Write(ErrorResponse(Status(
+                       StatusCode::kBadRequest,
+                       "the request line and headers are larger than " +
+                           std::to_string(server_->options_.header_limit) +
+                           " bytes in all")),
+                   11);
     }
     if (ec) {
       keep_alive_ = false;
@@ -452,6 +471,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   ConnectionState state_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
+  std::size_t header_bytes_ = 0;  // of the request being read
   std::shared_ptr<HttpServer::Impl> server_;
   std::uint64_t request_seq_ = 0;       // the request now with the Api
   WaitId wait_ = 0;                     // its latest wait, while it is parked

@@ -20,9 +20,10 @@ namespace leasehold::server {
 
 struct HttpOptions {
   std::string address = "127.0.0.1";
-  std::uint16_t port = 7070;            // 0: any free port (see Start)
-  std::size_t body_limit = 1 << 20;     // bytes; larger: 413 body_too_large
-  std::size_t header_limit = 16 << 10;  // bytes; larger: 400
+  std::uint16_t port = 7070;         // 0: any free port (see Start)
+  std::size_t body_limit = 1 << 20;  // bytes; larger: 413 body_too_large
+  // Bytes of the request line and headers together; larger: 400.
+  std::size_t header_limit = 16 << 10;
   // A request must arrive whole within this after the connection opens or
   // after the previous answer; otherwise the connection is closed.
   std::chrono::milliseconds request_timeout{30'000};
