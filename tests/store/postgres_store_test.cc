@@ -10,6 +10,8 @@
 #include <thread>
 #include <vector>
 
+#include "store/postgres/batch_plan.h"
+#include "store/postgres/statements.h"
 #include "tests/testing/test_postgres.h"
 
 namespace leasehold {
@@ -275,6 +277,56 @@ TEST(PostgresStore, ARefusedBatchKeepsTheConnection) {
                     "application_name = 'kept'"),
             "1")
       << "the same connection throughout";
+}
+
+JournalEntry LockEntry(JournalEntry::Kind kind, SessionId session, int n) {
+  JournalEntry e;
+  e.kind = kind;
+  e.lock.session = session;
+  e.lock.ns = "docs";
+  e.lock.resource = "invoice:" + std::to_string(n);
+  e.lock.mode = LockMode::kExclusive;
+  e.lock.count = 1;
+  return e;
+}
+
+// A group commit costs a statement per table and kind of change, however
+// many entries it holds: 30 grants and 30 releases are two statements.
+TEST(PostgresStatements, ABatchIsOneStatementPerTableAndKind) {
+  using Kind = JournalEntry::Kind;
+  JournalBatch batch;
+  for (int i = 0; i < 30; ++i) {
+    batch.push_back(LockEntry(Kind::kPutLock, 1 + i % 4, i));
+    batch.push_back(LockEntry(Kind::kDeleteLock, 1 + i % 4, i + 1000));
+  }
+  const postgres::BatchPlan plan = postgres::PlanBatch(batch);
+  const auto statements = postgres::BindPlan(plan);
+  ASSERT_EQ(statements.size(), 2u);
+  EXPECT_STREQ(statements[0].name, "leasehold_delete_locks");
+  EXPECT_STREQ(statements[1].name, "leasehold_put_locks");
+  // A key put twice in one batch is one row.
+  batch = {PutKey("k"), PutKey("k"), PutKey("other")};
+  const postgres::BatchPlan keys = postgres::PlanBatch(batch);
+  EXPECT_EQ(keys.put_keys.size(), 2u);
+  EXPECT_TRUE(postgres::BindPlan(postgres::PlanBatch({})).empty());
+}
+
+// Past kRowsPerStatement rows a kind takes further statements, all in the
+// batch's one transaction.
+TEST(PostgresStore, ABatchOfManyRowsAppliesWhole) {
+  TestDatabase db("pgstore");
+  ASSERT_FALSE(db.url().empty());
+  auto store = Open(db.url());
+  ASSERT_NE(store, nullptr);
+  JournalBatch batch;
+  const std::size_t n = 2 * postgres::kRowsPerStatement + 5;
+  for (std::size_t i = 0; i < n; ++i) {
+    batch.push_back(PutKey("key-" + std::to_string(i)));
+  }
+  EXPECT_EQ(postgres::BindPlan(postgres::PlanBatch(batch)).size(), 3u);
+  const Status st = store->Append(batch);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(Keys(*store).size(), n);
 }
 
 }  // namespace

@@ -4,8 +4,10 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "pg/connection.h"
+#include "store/postgres/batch_plan.h"
 #include "store/postgres/statements.h"
 
 namespace leasehold::postgres {
@@ -27,14 +29,6 @@ class Pipeline {
     if (PQenterPipelineMode(conn_) == 1) return true;
     FailHere("pipeline mode");
     return false;
-  }
-
-  void SendCommand(const char* sql) {
-    if (PQsendQueryParams(conn_, sql, 0, nullptr, nullptr, nullptr, nullptr,
-                          0) != 1) {
-      return FailHere(sql);
-    }
-    ++pending_;
   }
 
   void Send(const BoundStatement& s) {
@@ -128,19 +122,22 @@ Status CheckFence(PGconn* conn, std::uint64_t epoch) {
 
 Status WriteBatch(PGconn* conn, const JournalBatch& batch,
                   std::uint64_t fence_epoch) {
+  const BatchPlan plan = PlanBatch(batch);
+  const std::vector<BoundStatement> statements = BindPlan(plan);
   Pipeline pipeline(conn);
   if (!pipeline.Enter()) return pg::Failure(conn, "pipeline mode");
-  pipeline.SendCommand("BEGIN");
+  // No BEGIN or COMMIT: what a pipeline sends before its Sync is one
+  // transaction, committed at the Sync, or rolled back whole when a
+  // statement fails (the server then skips the rest up to the Sync).
   if (fence_epoch != 0) {
     BoundStatement fence{kFenceStatement, {}};
     fence.params.Uint(fence_epoch);
     pipeline.Send(fence);
   }
-  for (const JournalEntry& e : batch) {
+  for (const BoundStatement& s : statements) {
     if (pipeline.failed()) break;
-    pipeline.Send(Bind(e));
+    pipeline.Send(s);
   }
-  if (!pipeline.failed()) pipeline.SendCommand("COMMIT");
   Status st = pipeline.Finish();
   if (st.ok()) return st;
   if (pipeline.lost()) {
@@ -149,8 +146,8 @@ Status WriteBatch(PGconn* conn, const JournalBatch& batch,
                   "was committed is unknown): " +
                       st.message());
   }
-  // The server skipped the rest up to the Sync; BEGIN's transaction is left
-  // aborted and must be ended before the connection takes anything else.
+  // The server skipped the rest up to the Sync, which ended the transaction;
+  // leave nothing open behind should it not have.
   if (PQpipelineStatus(conn) != PQ_PIPELINE_OFF) {
     (void)PQexitPipelineMode(conn);
   }

@@ -1,9 +1,9 @@
-// One journal batch as ONE PostgreSQL transaction: BEGIN, one prepared
-// statement per entry, COMMIT, sent in libpq's pipeline mode so that the
-// whole batch costs one round trip (one per kPipelineChunk statements for
-// very large batches). This is the one place the transaction's body is
-// written, with the check that runs inside every write transaction (a
-// leader's epoch).
+// One journal batch as ONE PostgreSQL transaction: the batch reduced to
+// one prepared statement per table and kind of change (BatchPlan,
+// statements.h), sent in libpq's pipeline mode before a single Sync, so
+// that the whole batch costs one round trip and commits at the Sync. This
+// is the one place the transaction's body is written, with the check that
+// runs inside every write transaction (a leader's epoch).
 #ifndef LEASEHOLD_STORE_POSTGRES_BATCH_TRANSACTION_H_
 #define LEASEHOLD_STORE_POSTGRES_BATCH_TRANSACTION_H_
 
@@ -18,7 +18,7 @@
 namespace leasehold::postgres {
 
 // Statements sent before their results are read: bounds what waits in
-// memory on both sides for a batch of many thousand entries.
+// memory on both sides for a batch of very many rows.
 inline constexpr int kPipelineChunk = 1000;
 
 // The statement name of a batch's fence (PrepareFence).

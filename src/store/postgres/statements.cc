@@ -1,7 +1,10 @@
 #include "store/postgres/statements.h"
 
+#include <array>
+#include <cstdint>
 #include <cstdlib>
 #include <optional>
+#include <string_view>
 
 #include "pg/connection.h"
 #include "store/postgres/schema.h"
@@ -9,102 +12,131 @@
 namespace leasehold::postgres {
 namespace {
 
-// Parameter types, short so that each statement's list reads at a glance:
-// bytea, int8, bool (F for flag), text.
+// Column types, short so that each statement's list reads at a glance:
+// bytea, int8, bool (F for flag), text. Each parameter is an array of one.
 constexpr Oid kB = kByteaOid, kI = kInt8Oid, kF = kBoolOid, kT = kTextOid;
+
+Oid ArrayOf(Oid element) {
+  switch (element) {
+    case kB:
+      return kByteaArrayOid;
+    case kI:
+      return kInt8ArrayOid;
+    case kF:
+      return kBoolArrayOid;
+    default:
+      return kTextArrayOid;
+  }
+}
 
 struct Definition {
   const char* name;
   const char* sql;  // "{s}": the quoted schema
   int params;
-  Oid types[Params::kMax];
+  Oid columns[Params::kMax];  // each parameter's element type
 };
 
-constexpr const char* kPutKey = "leasehold_put_key";
-constexpr const char* kPutLease = "leasehold_put_lease";
-constexpr const char* kDeleteKey = "leasehold_delete_key";
 constexpr const char* kReserve = "leasehold_reserve";
-constexpr const char* kPutOperation = "leasehold_put_operation";
-constexpr const char* kPutMessage = "leasehold_put_message";
-constexpr const char* kPutSession = "leasehold_put_session";
-constexpr const char* kDeleteSession = "leasehold_delete_session";
-constexpr const char* kPutLock = "leasehold_put_lock";
-constexpr const char* kDeleteLock = "leasehold_delete_lock";
+constexpr const char* kDeleteSessions = "leasehold_delete_sessions";
+constexpr const char* kPutSessions = "leasehold_put_sessions";
+constexpr const char* kDeleteLocks = "leasehold_delete_locks";
+constexpr const char* kPutLocks = "leasehold_put_locks";
+constexpr const char* kDeleteKeys = "leasehold_delete_keys";
+constexpr const char* kPutKeys = "leasehold_put_keys";
+constexpr const char* kPutLeases = "leasehold_put_leases";
+constexpr const char* kPutOperations = "leasehold_put_operations";
+constexpr const char* kPutMessages = "leasehold_put_messages";
 
 const Definition kDefinitions[] = {
-    {kPutKey,
+    // Reservations only grow: a lower one changes nothing.
+    {kReserve,
+     "UPDATE {s}.meta m SET value = GREATEST(m.value, r.value) FROM "
+     "unnest($1, $2) AS r (name, value) WHERE m.name = r.name",
+     2,
+     {kT, kI}},
+    // Lock rows of every session deleted ($1), then the sessions that stay
+    // deleted ($2).
+    {kDeleteSessions,
+     "WITH gone AS (DELETE FROM {s}.locks WHERE session = ANY ($1)) "
+     "DELETE FROM {s}.sessions WHERE id = ANY ($2)",
+     2,
+     {kI, kI}},
+    {kPutSessions,
+     "INSERT INTO {s}.sessions (id, name, caller, ttl_ms, deadlock_priority, "
+     "opened_us, transaction_id, transaction_started_us, memory_locks) "
+     "SELECT * FROM unnest($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT "
+     "(id) DO UPDATE SET name = EXCLUDED.name, caller = EXCLUDED.caller, "
+     "ttl_ms = EXCLUDED.ttl_ms, deadlock_priority = "
+     "EXCLUDED.deadlock_priority, opened_us = EXCLUDED.opened_us, "
+     "transaction_id = EXCLUDED.transaction_id, transaction_started_us = "
+     "EXCLUDED.transaction_started_us, memory_locks = EXCLUDED.memory_locks",
+     9,
+     {kI, kB, kB, kI, kI, kI, kI, kI, kF}},
+    {kDeleteLocks,
+     "DELETE FROM {s}.locks l USING unnest($1, $2, $3, $4, $5) AS d "
+     "(session, owner, ns, principal, resource) WHERE l.session = d.session "
+     "AND l.owner = d.owner AND l.ns = d.ns AND l.principal = d.principal "
+     "AND l.resource = d.resource",
+     5,
+     {kI, kI, kB, kB, kB}},
+    {kPutLocks,
+     "INSERT INTO {s}.locks (session, owner, ns, principal, resource, mode, "
+     "count, fence, since_us) SELECT * FROM unnest($1, $2, $3, $4, $5, $6, "
+     "$7, $8, $9) ON CONFLICT (session, owner, ns, principal, resource) DO "
+     "UPDATE SET mode = EXCLUDED.mode, count = EXCLUDED.count, fence = "
+     "EXCLUDED.fence, since_us = EXCLUDED.since_us",
+     9,
+     {kI, kI, kB, kB, kB, kI, kI, kI, kI}},
+    {kDeleteKeys,
+     "DELETE FROM {s}.keys k USING unnest($1, $2) AS d (ns, key) WHERE "
+     "k.ns = d.ns AND k.key = d.key",
+     2,
+     {kB, kB}},
+    {kPutKeys,
      "INSERT INTO {s}.keys (ns, key, has_record, body, version, locked_by, "
-     "token, lock_expires_us, fence) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, "
-     "$9) ON CONFLICT (ns, key) DO UPDATE SET has_record = "
+     "token, lock_expires_us, fence) SELECT * FROM unnest($1, $2, $3, $4, "
+     "$5, $6, $7, $8, $9) ON CONFLICT (ns, key) DO UPDATE SET has_record = "
      "EXCLUDED.has_record, body = EXCLUDED.body, version = EXCLUDED.version, "
      "locked_by = EXCLUDED.locked_by, token = EXCLUDED.token, "
      "lock_expires_us = EXCLUDED.lock_expires_us, fence = EXCLUDED.fence",
      9,
      {kB, kB, kF, kB, kI, kB, kB, kI, kI}},
-    {kPutLease,
+    // A new key gets no record; an existing one keeps its record.
+    {kPutLeases,
      "INSERT INTO {s}.keys (ns, key, has_record, body, version, locked_by, "
-     "token, lock_expires_us, fence) VALUES ($1, $2, false, '', 0, $3, $4, "
-     "$5, $6) ON CONFLICT (ns, key) DO UPDATE SET locked_by = "
+     "token, lock_expires_us, fence) SELECT l.ns, l.key, false, '', 0, "
+     "l.locked_by, l.token, l.lock_expires_us, l.fence FROM unnest($1, $2, "
+     "$3, $4, $5, $6) AS l (ns, key, locked_by, token, lock_expires_us, "
+     "fence) ON CONFLICT (ns, key) DO UPDATE SET locked_by = "
      "EXCLUDED.locked_by, token = EXCLUDED.token, lock_expires_us = "
      "EXCLUDED.lock_expires_us, fence = EXCLUDED.fence",
      6,
      {kB, kB, kB, kB, kI, kI}},
-    {kDeleteKey,
-     "DELETE FROM {s}.keys WHERE ns = $1 AND key = $2",
-     2,
-     {kB, kB}},
-    // Reservations only grow: a lower one changes nothing.
-    {kReserve,
-     "UPDATE {s}.meta SET value = GREATEST(value, $1) WHERE name = $2",
-     2,
-     {kI, kT}},
-    {kPutOperation,
-     "INSERT INTO {s}.operations (ns, op_id, outcome, completed_us) VALUES "
-     "($1, $2, $3, $4) ON CONFLICT (ns, op_id) DO UPDATE SET outcome = "
-     "EXCLUDED.outcome, completed_us = EXCLUDED.completed_us",
+    {kPutOperations,
+     "INSERT INTO {s}.operations (ns, op_id, outcome, completed_us) SELECT "
+     "* FROM unnest($1, $2, $3, $4) ON CONFLICT (ns, op_id) DO UPDATE SET "
+     "outcome = EXCLUDED.outcome, completed_us = EXCLUDED.completed_us",
      4,
      {kB, kB, kB, kI}},
-    {kPutMessage,
+    {kPutMessages,
      "INSERT INTO {s}.outbox (ns, topic, id, key, payload, enqueued_us, "
-     "attempts, acked, consumer, claim_token, lease_expires_us) VALUES ($1, "
-     "$2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (ns, topic, id) "
-     "DO UPDATE SET key = EXCLUDED.key, payload = EXCLUDED.payload, "
-     "enqueued_us = EXCLUDED.enqueued_us, attempts = EXCLUDED.attempts, "
-     "acked = EXCLUDED.acked, consumer = EXCLUDED.consumer, claim_token = "
-     "EXCLUDED.claim_token, lease_expires_us = EXCLUDED.lease_expires_us",
+     "attempts, acked, consumer, claim_token, lease_expires_us) SELECT * "
+     "FROM unnest($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT "
+     "(ns, topic, id) DO UPDATE SET key = EXCLUDED.key, payload = "
+     "EXCLUDED.payload, enqueued_us = EXCLUDED.enqueued_us, attempts = "
+     "EXCLUDED.attempts, acked = EXCLUDED.acked, consumer = "
+     "EXCLUDED.consumer, claim_token = EXCLUDED.claim_token, "
+     "lease_expires_us = EXCLUDED.lease_expires_us",
      11,
      {kB, kB, kI, kB, kB, kI, kI, kF, kB, kB, kI}},
-    {kPutSession,
-     "INSERT INTO {s}.sessions (id, name, caller, ttl_ms, deadlock_priority, "
-     "opened_us, transaction_id, transaction_started_us, memory_locks) "
-     "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (id) DO UPDATE "
-     "SET name = EXCLUDED.name, caller = EXCLUDED.caller, ttl_ms = "
-     "EXCLUDED.ttl_ms, deadlock_priority = EXCLUDED.deadlock_priority, "
-     "opened_us = EXCLUDED.opened_us, transaction_id = "
-     "EXCLUDED.transaction_id, transaction_started_us = "
-     "EXCLUDED.transaction_started_us, memory_locks = EXCLUDED.memory_locks",
-     9,
-     {kI, kB, kB, kI, kI, kI, kI, kI, kF}},
-    // The session and all its lock rows, in one statement.
-    {kDeleteSession,
-     "WITH gone AS (DELETE FROM {s}.locks WHERE session = $1) "
-     "DELETE FROM {s}.sessions WHERE id = $1",
-     1,
-     {kI}},
-    {kPutLock,
-     "INSERT INTO {s}.locks (session, owner, ns, principal, resource, mode, "
-     "count, fence, since_us) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON "
-     "CONFLICT (session, owner, ns, principal, resource) DO UPDATE SET mode "
-     "= EXCLUDED.mode, count = EXCLUDED.count, fence = EXCLUDED.fence, "
-     "since_us = EXCLUDED.since_us",
-     9,
-     {kI, kI, kB, kB, kB, kI, kI, kI, kI}},
-    {kDeleteLock,
-     "DELETE FROM {s}.locks WHERE session = $1 AND owner = $2 AND ns = $3 "
-     "AND principal = $4 AND resource = $5",
-     5,
-     {kI, kI, kB, kB, kB}},
 };
+
+const Definition& DefinitionOf(const char* name) {
+  for (const Definition& d : kDefinitions) {
+    if (std::string_view(d.name) == name) return d;
+  }
+  std::abort();  // every statement is defined above
+}
 
 std::int64_t Micros(Time t) { return t.time_since_epoch().count(); }
 
@@ -113,19 +145,190 @@ std::optional<std::int64_t> Micros(const std::optional<Time>& t) {
   return Micros(*t);
 }
 
-// (session, owner, ns, principal, resource) as $1 to $5.
-void BindLockKey(Params& p, const LockRow& r) {
-  p.Uint(r.session)
-      .Int(static_cast<std::int64_t>(r.owner))
-      .Bytes(r.ns)
-      .Bytes(r.principal)
-      .Bytes(r.resource);
+// Builds the statements of one kind: one array per column, a row at a
+// time, starting a further statement past kRowsPerStatement rows or
+// kBytesPerStatement bytes.
+class ColumnsBuilder {
+ public:
+  ColumnsBuilder(std::vector<BoundStatement>& out, const char* name)
+      : out_(out), definition_(DefinitionOf(name)) {
+    Reset();
+  }
+
+  // The row's columns, in the statement's order; then EndRow.
+  ArrayWriter& operator[](int column) { return columns_[column]; }
+
+  void EndRow() {
+    ++rows_;
+    std::size_t bytes = 0;
+    for (int i = 0; i < definition_.params; ++i) bytes += columns_[i].bytes();
+    if (rows_ >= kRowsPerStatement || bytes >= kBytesPerStatement) Finish();
+  }
+
+  // Binds the rows not yet bound, if any, to a statement.
+  void Finish() {
+    if (rows_ == 0) return;
+    BoundStatement s{definition_.name, {}};
+    for (int i = 0; i < definition_.params; ++i) {
+      s.params.Owned(columns_[i].Take());
+    }
+    out_.push_back(std::move(s));
+    Reset();
+  }
+
+ private:
+  void Reset() {
+    for (int i = 0; i < definition_.params; ++i) {
+      columns_[i] = ArrayWriter(definition_.columns[i]);
+    }
+    rows_ = 0;
+  }
+
+  std::vector<BoundStatement>& out_;
+  const Definition& definition_;
+  std::array<ArrayWriter, Params::kMax> columns_;
+  std::size_t rows_ = 0;
+};
+
+void BindReservations(const BatchPlan& plan, std::vector<BoundStatement>& out) {
+  ColumnsBuilder b(out, kReserve);
+  const std::pair<const char*, std::uint64_t> reservations[] = {
+      {"fences_reserved", plan.fences_reserved},
+      {"session_ids_reserved", plan.session_ids_reserved},
+      {"transaction_ids_reserved", plan.transaction_ids_reserved}};
+  for (const auto& [name, value] : reservations) {
+    if (value == 0) continue;
+    b[0].Bytes(name);
+    b[1].Uint(value);
+    b.EndRow();
+  }
+  b.Finish();
 }
 
-BoundStatement Reserve(const char* name, std::uint64_t value) {
-  BoundStatement s{kReserve, {}};
-  s.params.Uint(value).Bytes(name);
-  return s;
+void BindSessions(const BatchPlan& plan, std::vector<BoundStatement>& out) {
+  if (!plan.purged_sessions.empty()) {
+    // Both lists in one statement: at most as many ids as entries.
+    ArrayWriter purged(kI), deleted(kI);
+    for (SessionId id : plan.purged_sessions) purged.Uint(id);
+    for (SessionId id : plan.deleted_sessions) deleted.Uint(id);
+    BoundStatement s{kDeleteSessions, {}};
+    s.params.Owned(purged.Take()).Owned(deleted.Take());
+    out.push_back(std::move(s));
+  }
+  ColumnsBuilder b(out, kPutSessions);
+  for (const SessionRow* x : plan.put_sessions) {
+    b[0].Uint(x->id);
+    b[1].Bytes(x->name);
+    b[2].Bytes(x->caller);
+    b[3].Int(x->ttl.count());
+    b[4].Int(x->deadlock_priority);
+    b[5].Int(Micros(x->opened_at));
+    b[6].Uint(x->transaction);
+    b[7].OptionalInt(Micros(x->transaction_started_at));
+    b[8].Bool(x->memory_locks);
+    b.EndRow();
+  }
+  b.Finish();
+}
+
+// (session, owner, ns, principal, resource) as the first five columns.
+void BindLockKey(ColumnsBuilder& b, const LockRow& r) {
+  b[0].Uint(r.session);
+  b[1].Int(static_cast<std::int64_t>(r.owner));
+  b[2].Bytes(r.ns);
+  b[3].Bytes(r.principal);
+  b[4].Bytes(r.resource);
+}
+
+void BindLocks(const BatchPlan& plan, std::vector<BoundStatement>& out) {
+  {
+    ColumnsBuilder b(out, kDeleteLocks);
+    for (const LockRow* r : plan.deleted_locks) {
+      BindLockKey(b, *r);
+      b.EndRow();
+    }
+    b.Finish();
+  }
+  ColumnsBuilder b(out, kPutLocks);
+  for (const LockRow* r : plan.put_locks) {
+    BindLockKey(b, *r);
+    b[5].Int(static_cast<std::int64_t>(r->mode));
+    b[6].Uint(r->count);
+    b[7].Uint(r->fence);
+    b[8].Int(Micros(r->since));
+    b.EndRow();
+  }
+  b.Finish();
+}
+
+void BindKeys(const BatchPlan& plan, std::vector<BoundStatement>& out) {
+  {
+    ColumnsBuilder b(out, kDeleteKeys);
+    for (const KeyRow* r : plan.deleted_keys) {
+      b[0].Bytes(r->ns);
+      b[1].Bytes(r->key);
+      b.EndRow();
+    }
+    b.Finish();
+  }
+  {
+    ColumnsBuilder b(out, kPutKeys);
+    for (const KeyRow* r : plan.put_keys) {
+      b[0].Bytes(r->ns);
+      b[1].Bytes(r->key);
+      b[2].Bool(r->has_record);
+      b[3].Bytes(r->body);
+      b[4].Uint(r->version);
+      b[5].Bytes(r->locked_by);
+      b[6].Bytes(r->token);
+      b[7].OptionalInt(Micros(r->lock_expires_at));
+      b[8].Uint(r->fence);
+      b.EndRow();
+    }
+    b.Finish();
+  }
+  ColumnsBuilder b(out, kPutLeases);
+  for (const KeyRow* r : plan.put_leases) {
+    b[0].Bytes(r->ns);
+    b[1].Bytes(r->key);
+    b[2].Bytes(r->locked_by);
+    b[3].Bytes(r->token);
+    b[4].OptionalInt(Micros(r->lock_expires_at));
+    b[5].Uint(r->fence);
+    b.EndRow();
+  }
+  b.Finish();
+}
+
+void BindOperationsAndMessages(const BatchPlan& plan,
+                               std::vector<BoundStatement>& out) {
+  {
+    ColumnsBuilder b(out, kPutOperations);
+    for (const OperationRow* o : plan.put_operations) {
+      b[0].Bytes(o->ns);
+      b[1].Bytes(o->op_id);
+      b[2].Bytes(o->outcome);
+      b[3].Int(Micros(o->completed_at));
+      b.EndRow();
+    }
+    b.Finish();
+  }
+  ColumnsBuilder b(out, kPutMessages);
+  for (const MessageRow* m : plan.put_messages) {
+    b[0].Bytes(m->ns);
+    b[1].Bytes(m->topic);
+    b[2].Uint(m->id);
+    b[3].Bytes(m->key);
+    b[4].Bytes(m->payload);
+    b[5].Int(Micros(m->enqueued_at));
+    b[6].Uint(m->attempts);
+    b[7].Bool(m->acked);
+    b[8].Bytes(m->consumer);
+    b[9].Bytes(m->claim_token);
+    b[10].OptionalInt(Micros(m->lease_expires_at));
+    b.EndRow();
+  }
+  b.Finish();
 }
 
 }  // namespace
@@ -133,7 +336,9 @@ BoundStatement Reserve(const char* name, std::uint64_t value) {
 Status PrepareWriteStatements(PGconn* conn, const std::string& quoted) {
   for (const Definition& d : kDefinitions) {
     const std::string sql = WithSchema(d.sql, quoted);
-    pg::PgResult r(PQprepare(conn, d.name, sql.c_str(), d.params, d.types));
+    Oid types[Params::kMax];
+    for (int i = 0; i < d.params; ++i) types[i] = ArrayOf(d.columns[i]);
+    pg::PgResult r(PQprepare(conn, d.name, sql.c_str(), d.params, types));
     if (PQresultStatus(r.get()) != PGRES_COMMAND_OK) {
       return pg::Failure(conn, std::string("prepare ") + d.name);
     }
@@ -141,72 +346,14 @@ Status PrepareWriteStatements(PGconn* conn, const std::string& quoted) {
   return Status::Ok();
 }
 
-BoundStatement Bind(const JournalEntry& e) {
-  using Kind = JournalEntry::Kind;
-  const KeyRow& r = e.row;
-  BoundStatement s;
-  Params& p = s.params;
-  switch (e.kind) {
-    case Kind::kPutKey:
-      s.name = kPutKey;
-      p.Bytes(r.ns).Bytes(r.key).Bool(r.has_record).Bytes(r.body);
-      p.Uint(r.version).Bytes(r.locked_by).Bytes(r.token);
-      p.OptionalInt(Micros(r.lock_expires_at)).Uint(r.fence);
-      return s;
-    case Kind::kPutLease:
-      s.name = kPutLease;
-      p.Bytes(r.ns).Bytes(r.key).Bytes(r.locked_by).Bytes(r.token);
-      p.OptionalInt(Micros(r.lock_expires_at)).Uint(r.fence);
-      return s;
-    case Kind::kDeleteKey:
-      s.name = kDeleteKey;
-      p.Bytes(r.ns).Bytes(r.key);
-      return s;
-    case Kind::kReserveFences:
-      return Reserve("fences_reserved", e.fences_reserved);
-    case Kind::kReserveSessionIds:
-      return Reserve("session_ids_reserved", e.session_ids_reserved);
-    case Kind::kReserveTransactionIds:
-      return Reserve("transaction_ids_reserved", e.transaction_ids_reserved);
-    case Kind::kPutOperation: {
-      const OperationRow& o = e.operation;
-      s.name = kPutOperation;
-      p.Bytes(o.ns).Bytes(o.op_id).Bytes(o.outcome).Int(Micros(o.completed_at));
-      return s;
-    }
-    case Kind::kPutMessage: {
-      const MessageRow& m = e.message;
-      s.name = kPutMessage;
-      p.Bytes(m.ns).Bytes(m.topic).Uint(m.id).Bytes(m.key).Bytes(m.payload);
-      p.Int(Micros(m.enqueued_at)).Uint(m.attempts).Bool(m.acked);
-      p.Bytes(m.consumer).Bytes(m.claim_token);
-      p.OptionalInt(Micros(m.lease_expires_at));
-      return s;
-    }
-    case Kind::kPutSession: {
-      const SessionRow& x = e.session;
-      s.name = kPutSession;
-      p.Uint(x.id).Bytes(x.name).Bytes(x.caller).Int(x.ttl.count());
-      p.Int(x.deadlock_priority).Int(Micros(x.opened_at)).Uint(x.transaction);
-      p.OptionalInt(Micros(x.transaction_started_at)).Bool(x.memory_locks);
-      return s;
-    }
-    case Kind::kDeleteSession:
-      s.name = kDeleteSession;
-      p.Uint(e.session.id);
-      return s;
-    case Kind::kPutLock:
-      s.name = kPutLock;
-      BindLockKey(p, e.lock);
-      p.Int(static_cast<std::int64_t>(e.lock.mode)).Uint(e.lock.count);
-      p.Uint(e.lock.fence).Int(Micros(e.lock.since));
-      return s;
-    case Kind::kDeleteLock:
-      s.name = kDeleteLock;
-      BindLockKey(p, e.lock);
-      return s;
-  }
-  std::abort();  // every kind is handled above
+std::vector<BoundStatement> BindPlan(const BatchPlan& plan) {
+  std::vector<BoundStatement> out;
+  BindReservations(plan, out);
+  BindSessions(plan, out);
+  BindLocks(plan, out);
+  BindKeys(plan, out);
+  BindOperationsAndMessages(plan, out);
+  return out;
 }
 
 }  // namespace leasehold::postgres

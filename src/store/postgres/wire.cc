@@ -1,19 +1,21 @@
 #include "store/postgres/wire.h"
 
 #include <cstdlib>
+#include <utility>
 
 namespace leasehold::postgres {
 
 int Params::Next() {
   if (count_ >= kMax) std::abort();
   formats_[count_] = 1;  // binary
-  in_scratch_[count_] = false;
+  held_[count_] = Held::kView;
   return count_++;
 }
 
 const char* const* Params::values() const {
   for (int i = 0; i < count_; ++i) {
-    if (in_scratch_[i]) values_[i] = scratch_[i].data();
+    if (held_[i] == Held::kScratch) values_[i] = scratch_[i].data();
+    if (held_[i] == Held::kOwned) values_[i] = owned_[i].data();
   }
   return values_.data();
 }
@@ -25,7 +27,7 @@ Params& Params::Int(std::int64_t v) {
     scratch_[i][b] = static_cast<char>(u & 0xff);
     u >>= 8;
   }
-  in_scratch_[i] = true;
+  held_[i] = Held::kScratch;
   lengths_[i] = 8;
   return *this;
 }
@@ -33,7 +35,7 @@ Params& Params::Int(std::int64_t v) {
 Params& Params::Bool(bool v) {
   const int i = Next();
   scratch_[i][0] = static_cast<char>(v ? 1 : 0);
-  in_scratch_[i] = true;
+  held_[i] = Held::kScratch;
   lengths_[i] = 1;
   return *this;
 }
@@ -46,6 +48,14 @@ Params& Params::Bytes(std::string_view v) {
   return *this;
 }
 
+Params& Params::Owned(std::string v) {
+  const int i = Next();
+  owned_[i] = std::move(v);
+  held_[i] = Held::kOwned;
+  lengths_[i] = static_cast<int>(owned_[i].size());
+  return *this;
+}
+
 Params& Params::Null() {
   const int i = Next();
   values_[i] = nullptr;
@@ -55,6 +65,66 @@ Params& Params::Null() {
 
 Params& Params::OptionalInt(std::optional<std::int64_t> v) {
   return v ? Int(*v) : Null();
+}
+
+namespace {
+
+// Appends `v` as 4 bytes, big-endian (network order, as the protocol).
+void Append32(std::string& out, std::uint32_t v) {
+  for (int shift = 24; shift >= 0; shift -= 8) {
+    out.push_back(static_cast<char>((v >> shift) & 0xff));
+  }
+}
+
+}  // namespace
+
+void ArrayWriter::Length(std::int32_t n) {
+  Append32(elements_, static_cast<std::uint32_t>(n));
+  ++count_;
+}
+
+ArrayWriter& ArrayWriter::Int(std::int64_t v) {
+  Length(8);
+  const auto u = static_cast<std::uint64_t>(v);
+  Append32(elements_, static_cast<std::uint32_t>(u >> 32));
+  Append32(elements_, static_cast<std::uint32_t>(u));
+  return *this;
+}
+
+ArrayWriter& ArrayWriter::Bool(bool v) {
+  Length(1);
+  elements_.push_back(static_cast<char>(v ? 1 : 0));
+  return *this;
+}
+
+ArrayWriter& ArrayWriter::Bytes(std::string_view v) {
+  Length(static_cast<std::int32_t>(v.size()));
+  elements_.append(v);
+  return *this;
+}
+
+ArrayWriter& ArrayWriter::OptionalInt(std::optional<std::int64_t> v) {
+  if (v) return Int(*v);
+  Length(-1);
+  has_null_ = true;
+  return *this;
+}
+
+std::string ArrayWriter::Take() {
+  std::string out;
+  out.reserve(20 + elements_.size());
+  Append32(out, count_ == 0 ? 0 : 1);  // dimensions: none when empty
+  Append32(out, has_null_ ? 1 : 0);
+  Append32(out, element_);
+  if (count_ != 0) {
+    Append32(out, count_);  // the dimension's length
+    Append32(out, 1);       // and lower bound
+  }
+  out.append(elements_);
+  elements_.clear();
+  count_ = 0;
+  has_null_ = false;
+  return out;
 }
 
 bool RowReader::IsNull(int column) const {

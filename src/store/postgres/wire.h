@@ -21,6 +21,11 @@ inline constexpr Oid kBoolOid = 16;
 inline constexpr Oid kByteaOid = 17;
 inline constexpr Oid kInt8Oid = 20;
 inline constexpr Oid kTextOid = 25;
+// ... and of their one-dimensional arrays.
+inline constexpr Oid kBoolArrayOid = 1000;
+inline constexpr Oid kByteaArrayOid = 1001;
+inline constexpr Oid kTextArrayOid = 1009;
+inline constexpr Oid kInt8ArrayOid = 1016;
 
 // The parameters of one statement, in order. Bytes() keeps a view: the
 // bytes must live until the statement is sent (libpq copies them then).
@@ -33,6 +38,8 @@ class Params {
   Params& Uint(std::uint64_t v) { return Int(static_cast<std::int64_t>(v)); }
   Params& Bool(bool v);
   Params& Bytes(std::string_view v);
+  // Bytes the parameters keep themselves (an array's, ArrayWriter).
+  Params& Owned(std::string v);
   Params& Null();
   // An integer, or NULL when absent.
   Params& OptionalInt(std::optional<std::int64_t> v);
@@ -46,13 +53,48 @@ class Params {
   int Next();  // the next slot; aborts past kMax (a programming error)
 
   int count_ = 0;
+  enum class Held : std::uint8_t { kView, kScratch, kOwned };
+
   // For Bytes() the view's data, for NULL nullptr; numbers are in scratch_
-  // (in_scratch_), and values() points there.
+  // and owned bytes in owned_ (held_ says which), and values() points there.
   mutable std::array<const char*, kMax> values_{};
-  std::array<bool, kMax> in_scratch_{};
+  std::array<Held, kMax> held_{};
   std::array<int, kMax> lengths_{};
   std::array<int, kMax> formats_{};
   std::array<std::array<char, 8>, kMax> scratch_{};
+  std::array<std::string, kMax> owned_{};
+};
+
+// A one-dimensional array parameter in PostgreSQL's binary format (what
+// array_recv reads): a header (dimensions, whether any element is NULL,
+// the element type, the length and lower bound), then each element as its
+// length (-1: NULL) and its bytes, in the element type's binary format.
+class ArrayWriter {
+ public:
+  ArrayWriter() = default;
+  explicit ArrayWriter(Oid element) : element_(element) {}
+
+  ArrayWriter& Int(std::int64_t v);
+  ArrayWriter& Uint(std::uint64_t v) {
+    return Int(static_cast<std::int64_t>(v));
+  }
+  ArrayWriter& Bool(bool v);
+  ArrayWriter& Bytes(std::string_view v);
+  ArrayWriter& OptionalInt(std::optional<std::int64_t> v);
+
+  std::size_t size() const { return count_; }
+  // Bytes written so far, to bound a statement's parameters.
+  std::size_t bytes() const { return elements_.size(); }
+  // The whole array, for Params::Owned; the writer is left empty.
+  std::string Take();
+
+ private:
+  void Length(std::int32_t n);
+
+  Oid element_ = kInt8Oid;
+  std::string elements_;
+  std::uint32_t count_ = 0;
+  bool has_null_ = false;
 };
 
 // Reads the columns of one row of a binary result. A value of the wrong
