@@ -102,6 +102,15 @@ Operation Read(std::string key, std::optional<std::string> value,
   return op;
 }
 
+Operation Probe(std::string session, std::string resource, LockMode seen,
+                Instant invoke, Instant complete) {
+  Operation op = Timed(OperationKind::kProbe, invoke, complete, Outcome::kOk);
+  op.session = std::move(session);
+  op.name = std::move(resource);
+  op.mode = seen;
+  return op;
+}
+
 void HistoryRecorder::Add(Operation op) {
   std::lock_guard lock(mutex_);
   history_.push_back(std::move(op));
@@ -124,8 +133,9 @@ std::string HistorySummary::ToString() const {
          " refused), " + std::to_string(releases) + " releases, " +
          std::to_string(writes) + " writes (" +
          std::to_string(writes_acknowledged) + " acknowledged), " +
-         std::to_string(reads) + " reads; " + std::to_string(unknowns) +
-         " unknown outcomes; " + std::to_string(sessions) + " sessions, " +
+         std::to_string(reads) + " reads, " + std::to_string(probes) +
+         " probes; " + std::to_string(unknowns) + " unknown outcomes; " +
+         std::to_string(sessions) + " sessions, " +
          std::to_string(sessions_lost) + " lost, " +
          std::to_string(locks_lost) + " told their locks were lost";
 }
@@ -154,6 +164,9 @@ HistorySummary Summarize(const History& history) {
         break;
       case OperationKind::kRead:
         ++s.reads;
+        break;
+      case OperationKind::kProbe:
+        ++s.probes;
         break;
       default:
         break;
@@ -212,6 +225,9 @@ std::string HistoryDescriber::Op(std::size_t index) const {
     case OperationKind::kRead:
       return "#" + std::to_string(index) + " read " + op.name + " " + when +
              " saw " + Quoted(op.value);
+    case OperationKind::kProbe:
+      return "#" + std::to_string(index) + " probe " + op.session + " " +
+             op.name + " " + when + " saw " + std::string(ModeName(op.mode));
   }
   return "#" + std::to_string(index) + " " + what + " " + when + " " +
          OutcomeWords(op);

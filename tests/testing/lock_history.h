@@ -18,6 +18,9 @@
 //   EndSession(session)               any outcome: the client let it go
 //   Write(key, value)                 kOk (acknowledged), kRefused, kUnknown
 //   Read(key, value or none)          kOk; other outcomes are not checked
+//   Probe(session, resource, mode)    kOk with the mode the server said the
+//                                     session holds (GET .../mode); other
+//                                     outcomes are not checked
 // kUnknown is any call whose effect the client cannot know: no answer, a
 // broken connection, its own timeout, a 5xx. It is always safe to record a
 // doubtful answer as kUnknown (the checks assume less); never record kOk or
@@ -51,6 +54,7 @@ enum class OperationKind : std::uint8_t {
   kEndSession,
   kWrite,
   kRead,
+  kProbe,
 };
 
 enum class Outcome : std::uint8_t {
@@ -68,7 +72,7 @@ struct Operation {
   Instant complete;
   std::string session;                // lock calls and keep-alives
   std::string name;                   // the resource, or the record's key
-  LockMode mode = LockMode::kNoLock;  // acquire: the mode asked for
+  LockMode mode = LockMode::kNoLock;  // acquire: asked for; probe: seen
   Fence fence = 0;                    // acquire answered kOk
   // Keep-alive answered kOk or kLocksLost: the session lives at least this
   // long after the call was sent. Zero: not known (no expiry is assumed).
@@ -94,6 +98,9 @@ Operation Write(std::string key, std::string value, Instant invoke,
                 Instant complete, Outcome outcome);
 Operation Read(std::string key, std::optional<std::string> value,
                Instant invoke, Instant complete);
+// What the server said `session` holds of `resource` (answered: kOk).
+Operation Probe(std::string session, std::string resource, LockMode seen,
+                Instant invoke, Instant complete);
 
 // Many threads append; each keeps its own timestamps (HistoryRecorder::Now
 // before sending, again once answered or given up).
@@ -115,7 +122,7 @@ struct HistorySummary {
   std::size_t acquires = 0, grants = 0, refusals = 0;
   std::size_t releases = 0;
   std::size_t sessions = 0, sessions_lost = 0, locks_lost = 0;
-  std::size_t writes = 0, writes_acknowledged = 0, reads = 0;
+  std::size_t writes = 0, writes_acknowledged = 0, reads = 0, probes = 0;
   std::size_t unknowns = 0;  // calls of any kind answered kUnknown
   std::string ToString() const;
 };

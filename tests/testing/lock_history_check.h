@@ -67,6 +67,16 @@
 //   before that one was invoked, or any write answered kUnknown.
 //   Preconditions: a key's written values are unique; every key written
 //   is read (by a read answered kOk).
+//
+// 4. A refusal sticks (CheckRefusalsStick). A probe of resource r by
+//   session s answered kOk that shows a mode other than NoLock must be
+//   explained by a grant: among s's acquires and releases of r invoked
+//   before the probe, counting references as in check 1 (a grant adds
+//   one, a release answered kOk takes one away), at least one is held.
+//   So a waiter told -1, -2 or -3 (kRefused) never holds the lock after
+//   all. Not judged: a probe after any call of s on r answered kUnknown,
+//   or still in flight when the probe was sent, since that call may have
+//   granted it.
 #ifndef LEASEHOLD_TESTS_TESTING_LOCK_HISTORY_CHECK_H_
 #define LEASEHOLD_TESTS_TESTING_LOCK_HISTORY_CHECK_H_
 
@@ -91,11 +101,13 @@ std::vector<std::string> CheckMutualExclusion(
     const History& history, MutualExclusionCoverage* coverage = nullptr);
 std::vector<std::string> CheckFencesRise(const History& history);
 std::vector<std::string> CheckNoAcknowledgedWriteLost(const History& history);
+std::vector<std::string> CheckRefusalsStick(const History& history);
 
-// The three checks' violations, in that order.
+// The four checks' violations, in that order.
 inline std::vector<std::string> CheckHistory(const History& history) {
   std::vector<std::string> all = CheckMutualExclusion(history);
-  for (auto* check : {&CheckFencesRise, &CheckNoAcknowledgedWriteLost}) {
+  for (auto* check :
+       {&CheckFencesRise, &CheckNoAcknowledgedWriteLost, &CheckRefusalsStick}) {
     std::vector<std::string> more = check(history);
     all.insert(all.end(), more.begin(), more.end());
   }
