@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "tests/cluster/cluster_processes.h"
-#include "tests/cluster/leader_client.h"
+#include "tests/testing/leader_client.h"
 #include "tests/testing/lock_history.h"
 #include "tests/testing/lock_history_check.h"
 #include "tests/testing/temp_dir.h"
@@ -32,19 +32,6 @@ constexpr milliseconds kLease{1000};
 const char* const kResources[] = {"r0", "r1", "r2", "r3", "r4", "r5"};
 
 constexpr milliseconds kSessionTtl{20'000};
-
-// The outcome of a call that changes something: unknown without an answer
-// to trust (LeaderClient), else what the server said.
-Outcome OutcomeOf(const LeaderClient::Reply& r, unsigned ok_status) {
-  if (!r.answered) return Outcome::kUnknown;
-  const json::object* o = r.json.if_object();
-  const json::value* error = o != nullptr ? o->if_contains("error") : nullptr;
-  if (r.status == 404 && error != nullptr &&
-      JsonString(*error, "code") == "session_not_found") {
-    return Outcome::kSessionLost;
-  }
-  return r.status == ok_status ? Outcome::kOk : Outcome::kRefused;
-}
 
 // A client that opens a session and takes and releases locks on a few
 // resources, Exclusive or Shared, never waiting, keeping its session alive.

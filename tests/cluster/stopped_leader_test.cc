@@ -6,7 +6,7 @@
 #include <thread>
 
 #include "tests/cluster/cluster_processes.h"
-#include "tests/cluster/leader_client.h"
+#include "tests/testing/leader_client.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/test_postgres.h"
 

@@ -1,9 +1,9 @@
-// LeaderClient: the failover tests' HTTP client. It sends each request to
-// the node it believes leads, follows a 307 to the leader, and on a broken
-// connection or a 503 moves on to the next node. Whether a request that
+// LeaderClient: the failover and fault-soak tests' HTTP client. It sends each
+// request to the node it believes leads, follows a 307 to the leader, and on a
+// broken connection or a 503 moves on to the next node. Whether a request that
 // ended that way took effect is unknown: the caller records it so.
-#ifndef LEASEHOLD_TESTS_CLUSTER_LEADER_CLIENT_H_
-#define LEASEHOLD_TESTS_CLUSTER_LEADER_CLIENT_H_
+#ifndef LEASEHOLD_TESTS_TESTING_LEADER_CLIENT_H_
+#define LEASEHOLD_TESTS_TESTING_LEADER_CLIENT_H_
 
 #include <boost/json.hpp>
 #include <chrono>
@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "http/connection.h"
+#include "tests/testing/lock_history.h"
 
 namespace leasehold::testing {
 
@@ -121,6 +122,21 @@ class LeaderClient {
   std::map<std::size_t, std::unique_ptr<http::Connection>> connections_;
 };
 
+// The outcome of a call that changes something, for a HistoryRecorder:
+// unknown without an answer to trust, kSessionLost for session_not_found,
+// else kOk when the status is `ok_status` and kRefused otherwise.
+inline Outcome OutcomeOf(const LeaderClient::Reply& r, unsigned ok_status) {
+  if (!r.answered) return Outcome::kUnknown;
+  const boost::json::object* o = r.json.if_object();
+  const boost::json::value* error =
+      o != nullptr ? o->if_contains("error") : nullptr;
+  if (r.status == 404 && error != nullptr &&
+      JsonString(*error, "code") == "session_not_found") {
+    return Outcome::kSessionLost;
+  }
+  return r.status == ok_status ? Outcome::kOk : Outcome::kRefused;
+}
+
 }  // namespace leasehold::testing
 
-#endif  // LEASEHOLD_TESTS_CLUSTER_LEADER_CLIENT_H_
+#endif  // LEASEHOLD_TESTS_TESTING_LEADER_CLIENT_H_
