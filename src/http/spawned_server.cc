@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -35,6 +36,13 @@ std::expected<std::string, std::string> MakeDirectory() {
                            fs::temp_directory_path().string());
   }
   return pattern;
+}
+
+// Whether `entry` ("NAME=value") is of a variable that `env` sets.
+bool SetIn(std::string_view entry, const std::vector<std::string>& env) {
+  const std::string_view name = entry.substr(0, entry.find('=') + 1);
+  return std::ranges::any_of(
+      env, [&](const std::string& e) { return e.starts_with(name); });
 }
 
 }  // namespace
@@ -70,7 +78,9 @@ std::expected<std::unique_ptr<SpawnedServer>, std::string> SpawnedServer::Start(
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   std::vector<char*> envp;
-  for (char** e = environ; *e != nullptr; ++e) envp.push_back(*e);
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (!SetIn(*e, options.env)) envp.push_back(*e);
+  }
   for (auto& e : options.env) envp.push_back(e.data());
   envp.push_back(nullptr);
   posix_spawn_file_actions_t actions;

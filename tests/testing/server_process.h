@@ -77,8 +77,8 @@ namespace leasehold::testing {
 class ServerProcess {
  public:
   // Starts `leasehold serve` with `data_dir` (and `config`, if not empty),
-  // with this process's environment plus `env` ("NAME=value" each); returns
-  // once it listens.
+  // with this process's environment and `env` ("NAME=value" each, replacing
+  // a variable of the same name); returns once it listens.
   // `port` 0 takes a free one.
   ServerProcess(const std::string& data_dir, const std::string& config = "",
                 const std::vector<std::string>& env = {},
