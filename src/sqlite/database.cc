@@ -1,6 +1,73 @@
 #include "sqlite/database.h"
 
+#include <cstring>
+
 namespace leasehold::sqlite {
+
+namespace {
+
+// The system call behind an I/O error SQLite reports, or nullptr.
+const char* FailedCall(int extended_code) {
+  switch (extended_code) {
+    case SQLITE_IOERR_FSYNC:
+    case SQLITE_IOERR_DIR_FSYNC:
+      return "fsync";
+    case SQLITE_IOERR_WRITE:
+      return "write";
+    case SQLITE_IOERR_READ:
+    case SQLITE_IOERR_SHORT_READ:
+      return "read";
+    case SQLITE_IOERR_TRUNCATE:
+      return "truncate";
+    case SQLITE_IOERR_FSTAT:
+      return "fstat";
+    case SQLITE_CANTOPEN:
+      return "open";
+    default:
+      return nullptr;
+  }
+}
+
+// The errno of the last failed call on the database's WAL (or rollback
+// journal), else on its main file; 0 if none failed. For errors whose
+// errno SQLite does not keep on the connection (a failed fsync at COMMIT).
+int LastFileErrno(sqlite3* db) {
+  int error = 0;
+  sqlite3_file* journal = nullptr;
+  if (sqlite3_file_control(db, "main", SQLITE_FCNTL_JOURNAL_POINTER,
+                           &journal) == SQLITE_OK &&
+      journal != nullptr && journal->pMethods != nullptr &&
+      journal->pMethods->xFileControl(journal, SQLITE_FCNTL_LAST_ERRNO,
+                                      &error) == SQLITE_OK &&
+      error != 0) {
+    return error;
+  }
+  error = 0;
+  if (sqlite3_file_control(db, "main", SQLITE_FCNTL_LAST_ERRNO, &error) !=
+      SQLITE_OK) {
+    return 0;
+  }
+  return error;
+}
+
+// " (fsync failed: Input/output error)" for an I/O or open error, else "":
+// SQLite says "disk I/O error", the operator needs the call and errno.
+// (Both sources keep the errno of the last such error: only an I/O or open
+// error now is this one's.)
+std::string SystemCause(sqlite3* db) {
+  const int code = sqlite3_extended_errcode(db);
+  if ((code & 0xff) != SQLITE_IOERR && (code & 0xff) != SQLITE_CANTOPEN) {
+    return "";
+  }
+  int os_errno = sqlite3_system_errno(db);
+  if (os_errno == 0) os_errno = LastFileErrno(db);
+  if (os_errno == 0) return "";
+  const char* call = FailedCall(code);
+  return std::string(" (") + (call != nullptr ? call : "system call") +
+         " failed: " + std::strerror(os_errno) + ")";
+}
+
+}  // namespace
 
 Statement& Statement::operator=(Statement&& other) noexcept {
   if (this != &other) {
@@ -93,7 +160,10 @@ Result<std::int64_t> Database::QueryInt(const std::string& sql) {
 Status Database::LastError(std::string_view what) const {
   std::string message(what);
   message += ": ";
-  message += db_ != nullptr ? sqlite3_errmsg(db_) : "out of memory";
+  if (db_ == nullptr)
+    return Status(StatusCode::kUnavailable, message + "out of memory");
+  message += sqlite3_errmsg(db_);
+  message += SystemCause(db_);
   return Status(StatusCode::kUnavailable, message);
 }
 

@@ -57,7 +57,9 @@ class Database {
   Result<Statement> Prepare(std::string_view sql);
   // The first column of the first row of `sql`, as an integer.
   Result<std::int64_t> QueryInt(const std::string& sql);
-  // A Status for the connection's last error, prefixed with `what`.
+  // A Status (kUnavailable) for the connection's last error, prefixed with
+  // `what`; an I/O error names the failed call and its errno: "…: disk I/O
+  // error (fsync failed: Input/output error)".
   Status LastError(std::string_view what) const;
   // Rows changed by the last INSERT, UPDATE or DELETE.
   int Changes() const { return sqlite3_changes(db_); }
