@@ -150,6 +150,7 @@ void EngineService::Detach(Status why) {
     recovery_armed_ = false;
     recovery_timer_.cancel();
     if (committer_ != nullptr) DetachStore(ended, why);
+    failed_store_.reset();
     detached_ = std::move(why);
     // A standby shows nothing of what it led: its state is the next
     // leader's to tell.
@@ -358,7 +359,8 @@ void EngineService::StartRecovery() {
   });
 }
 
-void EngineService::DetachStore(Completions& ready, Status why) {
+std::unique_ptr<Store> EngineService::DetachStore(Completions& ready,
+                                                  Status why) {
   detached_ = std::move(why);
   Drain(ready);  // the durable steps; with a failed store, every step
   for (PendingStep& step : pending_) {
@@ -375,8 +377,24 @@ void EngineService::DetachStore(Completions& ready, Status why) {
   parked_.clear();
   retired_stats_.Add(committer_->Stats());
   committer_.reset();  // its thread ends; nothing it holds can be written
-  store_.reset();      // closed, so that it can be opened again
+  return std::move(store_);
 }
+
+namespace {
+
+// Closes the failed store (Store::Close: until then, what the files hold
+// may include the refused batch), then opens it again. `failed` stays set
+// while it cannot be closed.
+Result<std::unique_ptr<Store>> CloseAndReopen(
+    std::unique_ptr<Store>& failed, const EngineService::StoreOpener& reopen) {
+  if (failed != nullptr) {
+    if (Status st = failed->Close(); !st.ok()) return std::unexpected(st);
+    failed.reset();
+  }
+  return reopen();
+}
+
+}  // namespace
 
 void EngineService::OnRecoveryTimer() {
   Completions ended;
@@ -384,17 +402,21 @@ void EngineService::OnRecoveryTimer() {
   StoreOpener reopen;
   std::string cause;
   std::uint64_t generation;
+  std::unique_ptr<Store> failed;  // closed (and dropped) after the lock
   {
     std::lock_guard lock(mu_);
     if (stopping_ || standing_by_ || !recovery_armed_) return;
     generation = generation_;
-    if (committer_ != nullptr) DetachStore(ended, committer_->failure());
+    if (committer_ != nullptr) {
+      failed_store_ = DetachStore(ended, committer_->failure());
+    }
+    failed = std::move(failed_store_);
     log = recovery_->log;
     reopen = recovery_->reopen;
     cause = detached_.message();
   }
   Complete(std::move(ended));
-  auto store = reopen();
+  auto store = CloseAndReopen(failed, reopen);
   auto sink = std::make_unique<Sink>();
   Result<std::unique_ptr<Engine>> engine =
       store ? LoadEngine(**store, options_, *sink, clock_.Now())
@@ -403,6 +425,7 @@ void EngineService::OnRecoveryTimer() {
   // Shut down, or detached or attached meanwhile: this recovery is over.
   if (stopping_ || generation != generation_) return;
   if (!engine) {
+    failed_store_ = std::move(failed);  // if it could not be closed
     if (log) {
       log("store still unavailable (" + engine.error().message() +
           "); next attempt in " + std::to_string(next_retry_.count()) + " ms");

@@ -23,10 +23,11 @@
 // connection) stays failed for the committer: the engine's memory is then
 // ahead of the disk. With EnableRecovery(), the service recovers by itself,
 // as a restart would, without one: it answers what was in flight
-// (kUnavailable), closes the store, and, retrying with backoff, opens it
-// again and loads a new engine from it. Meanwhile every command answers
-// kUnavailable at once, reads too: the engine is ahead of the store (the
-// failed batch, and what was changed since), and a read would show what
+// (kUnavailable), and, retrying with backoff, closes the store
+// (Store::Close, which discards what the failed batch left in the files),
+// opens it again and loads a new engine from it. Meanwhile every command
+// answers kUnavailable at once, reads too: the engine is ahead of the store
+// (the failed batch, and what was changed since), and a read would show what
 // the recovery takes back.
 //
 // Among several nodes (src/cluster) the service of a standby holds no
@@ -296,11 +297,12 @@ class EngineService {
   // first attempt, once per failure.
   void StartRecovery();
   // Under mu_: answers the steps already durable, then every other pending
-  // step and parked request with `why`, then closes the committer and the
-  // store.
-  void DetachStore(Completions& ready, Status why);
-  // On an I/O thread: detaches the failed store if still attached, opens
-  // it again and loads a new engine, or arms the next attempt.
+  // step and parked request with `why`, then ends the committer; returns
+  // the store, which nothing writes to any more.
+  std::unique_ptr<Store> DetachStore(Completions& ready, Status why);
+  // On an I/O thread: detaches the failed store if still attached, closes
+  // it (Store::Close), opens it again and loads a new engine; or, when any
+  // of that fails, arms the next attempt.
   void OnRecoveryTimer();
   // Under mu_: makes `store` and `engine` (loaded from it) the service's.
   void Install(std::unique_ptr<Store> store, std::unique_ptr<Engine> engine,
@@ -312,6 +314,9 @@ class EngineService {
   mutable std::mutex mu_;  // guards everything below
   boost::asio::steady_timer timer_;
   std::unique_ptr<Store> store_;  // null while detached
+  // A failed store whose Close() has not yet succeeded, between recovery
+  // attempts: it is not opened again before.
+  std::unique_ptr<Store> failed_store_;
   std::unique_ptr<Sink> sink_;
   std::unique_ptr<Engine> engine_;
   const EngineOptions options_;  // without the sink: each engine has its own

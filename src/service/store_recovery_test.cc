@@ -20,11 +20,14 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 namespace asio = boost::asio;
 
-// What the test does to the disk: fail every append, refuse to open.
+// What the test does to the disk: fail every append, refuse to close (as
+// SQLite's checkpoint fails on a disk that still fails), refuse to open.
 struct DiskSwitch {
   std::atomic<bool> failing{false};
+  std::atomic<bool> refuse_close{false};
   std::atomic<bool> refuse_open{false};
   std::atomic<int> opens{0};
+  std::atomic<int> close_attempts{0};
 };
 
 // A real SQLite store whose appends fail while the switch says so: the
@@ -41,6 +44,13 @@ class SwitchedStore final : public Store {
       return Status(StatusCode::kUnavailable, "database or disk is full");
     }
     return inner_->Append(batch);
+  }
+  Status Close() override {
+    ++disk_.close_attempts;
+    if (disk_.refuse_close) {
+      return Status(StatusCode::kUnavailable, "cannot checkpoint");
+    }
+    return inner_->Close();
   }
   std::string Describe() const override { return inner_->Describe(); }
 
@@ -244,6 +254,35 @@ TEST_F(StoreRecoveryTest, NamespaceOptionsOutliveTheRecovery) {
   Request after;
   EXPECT_EQ(Acquire(after, *ravi, "mem", "other")->result,
             AcquireResult::kGranted);
+}
+
+// The failed store is opened again only once it has closed (Store::Close,
+// which discards what the failed batch left in the files); until then it
+// is kept, and Close is tried again with backoff.
+TEST_F(StoreRecoveryTest, NoReopenUntilTheFailedStoreCloses) {
+  auto asha = Open("Asha");
+  ASSERT_TRUE(asha.has_value());
+  disk_.failing = true;
+  disk_.refuse_close = true;
+  ASSERT_FALSE(Open("refused").has_value());
+  disk_.failing = false;
+  std::this_thread::sleep_for(milliseconds(300));
+  EXPECT_EQ(disk_.opens.load(), 1) << "opened again before it was closed";
+  EXPECT_GE(disk_.close_attempts.load(), 2) << "Close is tried again";
+  EXPECT_LE(disk_.close_attempts.load(), 12) << "with backoff (40 ms here)";
+  EXPECT_EQ(service_->Recoveries(), 0u);
+  EXPECT_EQ(service_->StoreFailure().code(), StatusCode::kUnavailable);
+  {
+    std::lock_guard lock(mu_);
+    ASSERT_FALSE(log_.empty());
+    EXPECT_NE(log_.back().find("cannot checkpoint"), std::string::npos)
+        << log_.back();
+  }
+
+  disk_.refuse_close = false;
+  ASSERT_TRUE(AwaitRecoveries(1));
+  EXPECT_EQ(disk_.opens.load(), 2);
+  ASSERT_TRUE(Open("after").has_value());
 }
 
 TEST_F(StoreRecoveryTest, RecoversAgainAfterASecondFailure) {

@@ -57,6 +57,15 @@ class Store {
   // was applied. Entries apply in order. Not thread-safe: one writer.
   virtual Status Append(const JournalBatch& batch) = 0;
 
+  // Before a store whose Append failed is closed and opened again: makes
+  // every batch whose Append succeeded durable where the next open reads it
+  // first, and discards whatever a failed Append left behind, so that the
+  // next open loads exactly the acknowledged batches, never a refused one.
+  // Fails (kUnavailable) while the data cannot be written; the store stays
+  // as it was, and Close may be called again. Append must not be called
+  // after it. The default does nothing: a store whose failed Append leaves
+  // nothing behind (PostgreSQL rolls it back) needs nothing.
+  virtual Status Close() { return Status::Ok(); }
   // Where the data lives, for logs: "sqlite:/var/lib/leasehold/leasehold.db".
   virtual std::string Describe() const = 0;
 };

@@ -1,5 +1,7 @@
 #include "store/sqlite/sqlite_store.h"
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <vector>
@@ -136,6 +138,35 @@ class SqliteStore final : public Store {
       }
     }
     return Run(commit_);
+  }
+
+  // After a failed commit the WAL may hold the refused transaction whole:
+  // its frames written, the fsync failed. SQLite's recovery at the next
+  // open would replay it. A TRUNCATE checkpoint, on this connection, which
+  // knows where the acknowledged frames end, copies those into the
+  // database file, fsyncs it and empties the WAL; the WAL's new length is
+  // then fsynced too, so that no crash brings the refused frames back.
+  // Every step writes afresh what it syncs: nothing relies on a retried
+  // fsync of data whose fsync once failed.
+  Status Close() override {
+    if (sqlite3_wal_checkpoint_v2(db_.handle(), nullptr,
+                                  SQLITE_CHECKPOINT_TRUNCATE, nullptr,
+                                  nullptr) != SQLITE_OK) {
+      return db_.LastError("cannot checkpoint " + path_);
+    }
+    sqlite3_file* wal = nullptr;
+    if (sqlite3_file_control(db_.handle(), "main", SQLITE_FCNTL_JOURNAL_POINTER,
+                             &wal) != SQLITE_OK ||
+        wal == nullptr || wal->pMethods == nullptr) {
+      return Status::Ok();  // no WAL open: nothing to sync
+    }
+    if (wal->pMethods->xSync(wal, SQLITE_SYNC_NORMAL) != SQLITE_OK) {
+      const int error = errno;
+      return Status(StatusCode::kUnavailable,
+                    "cannot sync the WAL of " + path_ +
+                        " (fsync failed: " + std::strerror(error) + ")");
+    }
+    return Status::Ok();
   }
 
   std::string Describe() const override { return "sqlite:" + path_; }
