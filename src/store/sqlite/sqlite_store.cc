@@ -83,6 +83,7 @@ class SqliteStore final : public Store {
       return st;
     }
     if (Status st = Migrate(); !st.ok()) return st;
+    if (Status st = ProveWritable(); !st.ok()) return st;
     return PrepareStatements();
   }
 
@@ -172,6 +173,19 @@ class SqliteStore final : public Store {
   std::string Describe() const override { return "sqlite:" + path_; }
 
  private:
+  // One durable write before the store serves: the schema version written
+  // again (SQLite rewrites the header page even when the value is the
+  // same), a WAL frame and its fsync. A disk that cannot take a write now
+  // fails the open, so a recovery does not report the store up on a disk
+  // that fails the next write.
+  Status ProveWritable() {
+    if (!db_.Exec("PRAGMA user_version=" + std::to_string(schema_version_))
+             .ok()) {
+      return db_.LastError("cannot write to " + path_);
+    }
+    return Status::Ok();
+  }
+
   Status LoadKeys(const KeyVisitor& on_key) {
     auto rows = db_.Prepare(
         "SELECT ns, key, has_record, body, version, locked_by, token, "
