@@ -2,10 +2,11 @@
 // the I/O fault tests (tests/faults/io_faults_test.cc). Test use only.
 //
 // It intercepts fsync, fdatasync, write, writev, pwrite, pwrite64, pwritev
-// and pwritev64. A call on a file descriptor whose path (read from
-// /proc/self/fd) starts with $LEASEHOLD_FAULT_PREFIX is checked against the
-// rule in the file $LEASEHOLD_FAULT_CONTROL; any other call goes straight to
-// libc. A failed call returns -1 with the rule's errno and touches nothing.
+// and pwritev64 (SQLite's unix VFS uses pwrite64 and fdatasync). A call on a
+// file descriptor whose path (read from /proc/self/fd) starts with
+// $LEASEHOLD_FAULT_PREFIX is checked against the rule in the file
+// $LEASEHOLD_FAULT_CONTROL; any other call goes straight to libc. A failed call
+// returns -1 with the rule's errno and touches nothing.
 //
 // The rule is one line of space-separated key=value words, re-read on every
 // watched call, so a test changes it while the process runs (write a new
@@ -27,7 +28,9 @@
 // be read is reported in the log and fails nothing.
 //
 // Each failed call appends a line to $LEASEHOLD_FAULT_CONTROL.log:
-// "<call> <path> <errno name>", so that a test sees the fault happen.
+// "<call> <path> <errno name>", so that a test sees the fault happen. Each
+// open (open, open64) of a watched file appends "open <path>", failing
+// nothing, so that a test sees a file opened again.
 //
 // Under AddressSanitizer (GCC's shared runtime), a library preloaded ahead
 // of it needs ASAN_OPTIONS=verify_asan_link_order=0; the calls then go from
@@ -39,6 +42,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -78,6 +82,7 @@ F Real(const char* name) {
 
 using ReadFn = ssize_t (*)(int, void*, size_t);
 using WriteFn = ssize_t (*)(int, const void*, size_t);
+using OpenFn = int (*)(const char*, int, ...);
 
 // libc's read and write, not ours (write is intercepted below).
 ssize_t RealRead(int fd, void* buf, size_t n) {
@@ -87,6 +92,12 @@ ssize_t RealRead(int fd, void* buf, size_t n) {
 ssize_t RealWrite(int fd, const void* buf, size_t n) {
   static const WriteFn f = Real<WriteFn>("write");
   return f(fd, buf, n);
+}
+
+// libc's open, not ours (intercepted below).
+int RealOpen(const char* path, int flags, mode_t mode = 0) {
+  static const OpenFn f = Real<OpenFn>("open");
+  return f(path, flags, mode);
 }
 
 const char* Env(const char* name) {
@@ -112,7 +123,7 @@ void Log(const char* line) {
   const char* control = Env("LEASEHOLD_FAULT_CONTROL");
   char log[kMaxPath];
   std::snprintf(log, sizeof log, "%s.log", control);
-  const int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  const int fd = RealOpen(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) return;
   (void)RealWrite(fd, line, std::strlen(line));
   close(fd);
@@ -121,7 +132,7 @@ void Log(const char* line) {
 // The control file's text ("" if missing).
 void ReadControl(char (&text)[kMaxRule + 1]) {
   text[0] = '\0';
-  const int fd = open(Env("LEASEHOLD_FAULT_CONTROL"), O_RDONLY | O_CLOEXEC);
+  const int fd = RealOpen(Env("LEASEHOLD_FAULT_CONTROL"), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return;
   std::size_t got = 0;
   ssize_t n = 0;
@@ -278,6 +289,35 @@ int Fault(int fd, Op op, const char* call) {
   return error;
 }
 
+// Logs "open <path>" when `path`, just opened, is watched.
+void NoteOpen(const char* path) {
+  const char* prefix = Env("LEASEHOLD_FAULT_PREFIX");
+  if (prefix == nullptr || Env("LEASEHOLD_FAULT_CONTROL") == nullptr ||
+      std::strncmp(path, prefix, std::strlen(prefix)) != 0) {
+    return;
+  }
+  char line[kMaxPath + 16];
+  std::snprintf(line, sizeof line, "open %s\n", path);
+  Log(line);
+}
+
+// open's mode argument, present only when the flags create a file.
+mode_t ModeArgument(int flags, va_list args) {
+  const bool creates =
+      (flags & O_CREAT) != 0 || (flags & O_TMPFILE) == O_TMPFILE;
+  return creates ? static_cast<mode_t>(va_arg(args, unsigned)) : 0;
+}
+
+int OpenAndNote(OpenFn real, const char* path, int flags, mode_t mode) {
+  const int fd = real(path, flags, mode);
+  if (fd >= 0) {
+    const int saved = errno;
+    NoteOpen(path);
+    errno = saved;
+  }
+  return fd;
+}
+
 }  // namespace
 
 // The intercepted calls: each asks Fault(), then calls the next definition
@@ -293,6 +333,24 @@ int Fault(int fd, Op op, const char* call) {
   } while (false)
 
 extern "C" {
+
+int open(const char* path, int flags, ...) {
+  va_list args;
+  va_start(args, flags);
+  const mode_t mode = ModeArgument(flags, args);
+  va_end(args);
+  static const OpenFn real = Real<OpenFn>("open");
+  return OpenAndNote(real, path, flags, mode);
+}
+
+int open64(const char* path, int flags, ...) {
+  va_list args;
+  va_start(args, flags);
+  const mode_t mode = ModeArgument(flags, args);
+  va_end(args);
+  static const OpenFn real = Real<OpenFn>("open64");
+  return OpenAndNote(real, path, flags, mode);
+}
 
 int fsync(int fd) {
   using Fn = int (*)(int);
