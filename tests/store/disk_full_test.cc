@@ -3,8 +3,9 @@
 // never acknowledged, /healthz says 503, and so do reads, which would show
 // the refused write; once space returns
 // the server recovers by itself, without a restart, with every
-// acknowledged change and nothing else. Needs root to mount the tmpfs
-// (CI runs as root); skipped, saying why, where mounting is not allowed.
+// acknowledged change and nothing else, also after a kill -9. Needs root
+// to mount the tmpfs (CI runs as root); skipped, saying why, where
+// mounting is not allowed.
 #include <gtest/gtest.h>
 #include <sys/mount.h>
 #include <unistd.h>
@@ -140,6 +141,24 @@ TEST_F(DiskFullTest, A503UntilSpaceReturnsThenEverythingAcknowledged) {
   auto metrics = c.Request("GET", "/metrics");
   EXPECT_NE(metrics.body.find("leasehold_store_recoveries_total 1"),
             std::string::npos);
+
+  // And after a kill -9 and a restart on the same data.
+  server_->Kill();
+  server_ = std::make_unique<ServerProcess>(mount_ + "/data");
+  HttpClient restarted(server_->port());
+  for (int i : acknowledged) {
+    auto read = restarted.Request(
+        "GET", api::RecordPath("docs", "k" + std::to_string(i)));
+    ASSERT_EQ(read.status, 200u) << "k" << i << ": " << read.body;
+    EXPECT_EQ(read.json.at("body").as_string(), Body(i));
+  }
+  EXPECT_EQ(restarted
+                .Request("GET",
+                         api::RecordPath("docs", "k" + std::to_string(refused)))
+                .status,
+            404u);
+  EXPECT_EQ(restarted.Request("GET", api::RecordPath("docs", "after")).status,
+            200u);
 }
 
 }  // namespace
