@@ -1,6 +1,5 @@
 #include "store/sqlite/sqlite_store.h"
 
-#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -162,7 +161,8 @@ class SqliteStore final : public Store {
       return Status::Ok();  // no WAL open: nothing to sync
     }
     if (wal->pMethods->xSync(wal, SQLITE_SYNC_NORMAL) != SQLITE_OK) {
-      const int error = errno;
+      int error = 0;  // the errno SQLite kept on the file
+      (void)wal->pMethods->xFileControl(wal, SQLITE_FCNTL_LAST_ERRNO, &error);
       return Status(StatusCode::kUnavailable,
                     "cannot sync the WAL of " + path_ +
                         " (fsync failed: " + std::strerror(error) + ")");
