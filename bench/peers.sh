@@ -22,7 +22,9 @@
 #   ROUNDS   default 3
 # Environment: WINDOW (measured, default 3s), WARMUP (default 500ms),
 #   OUT_DIR (default: BINARY's build directory /peers), SCENARIOS (names
-#   from the list below, space-separated; default all), IDLE_LOCKS
+#   from the list below, space-separated; default all), TARGETS (the same
+#   for targets, e.g. "leasehold-pg postgresql-update postgresql"; default
+#   all), IDLE_LOCKS
 #   (default 100000), LEASEHOLD_IO_THREADS (the server's I/O threads,
 #   default 1).
 # Writes OUT_DIR/peers.jsonl (one `leasehold-peers bench --json` object per run,
@@ -195,13 +197,21 @@ url[etcd]="etcd://127.0.0.1:$etcd_port"
 wait_port "$etcd_port" etcd
 
 targets_for() {  # SCENARIO-KIND SET: the targets, leasehold first
+  local all
   if [ "$1" = checkout ]; then
-    echo "leasehold leasehold-pg redis-aof postgresql sqlite etcd"
+    all="leasehold leasehold-pg redis-aof postgresql sqlite etcd"
   elif [ "$2" = durable ]; then
-    echo "leasehold leasehold-pg redis-aof postgresql-update postgresql sqlite etcd"
+    all="leasehold leasehold-pg redis-aof postgresql-update postgresql sqlite etcd"
   else
-    echo "leasehold redis postgresql sqlite etcd"
+    all="leasehold redis postgresql sqlite etcd"
   fi
+  local t kept=()
+  for t in $all; do
+    if [ -z "${TARGETS:-}" ] || [[ " $TARGETS " == *" $t "* ]]; then
+      kept+=("$t")
+    fi
+  done
+  echo "${kept[*]}"
 }
 
 # leasehold's group-commit counters from /metrics, as a JSON object ({}
