@@ -8,10 +8,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <string_view>
 #include <thread>
 
 extern char** environ;
@@ -35,6 +37,26 @@ std::expected<std::string, std::string> MakeDirectory() {
                            fs::temp_directory_path().string());
   }
   return pattern;
+}
+
+// This process's environment with `added` ("NAME=value" each) in place of
+// the variables of the same names: getenv finds the first of two, so an
+// added ASAN_OPTIONS or LD_PRELOAD must not follow the inherited one.
+std::vector<char*> Environment(std::vector<std::string>& added) {
+  const auto named = [](std::string_view entry, std::string_view other) {
+    const auto eq = other.find('=');
+    return eq != std::string_view::npos && entry.size() > eq &&
+           entry.substr(0, eq + 1) == other.substr(0, eq + 1);
+  };
+  std::vector<char*> envp;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const bool replaced = std::ranges::any_of(
+        added, [&](const std::string& a) { return named(*e, a); });
+    if (!replaced) envp.push_back(*e);
+  }
+  for (auto& e : added) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  return envp;
 }
 
 }  // namespace
@@ -69,10 +91,7 @@ std::expected<std::unique_ptr<SpawnedServer>, std::string> SpawnedServer::Start(
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
-  std::vector<char*> envp;
-  for (char** e = environ; *e != nullptr; ++e) envp.push_back(*e);
-  for (auto& e : options.env) envp.push_back(e.data());
-  envp.push_back(nullptr);
+  std::vector<char*> envp = Environment(options.env);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   if (options.log_to_file) {

@@ -25,7 +25,9 @@ struct SpawnOptions {
   // --store (a PostgreSQL URL), if not empty: the data lives there, and
   // data_dir only places the port file and the log.
   std::string store;
-  std::vector<std::string> env;  // "NAME=value" added to this environment
+  // "NAME=value" added to this environment, each in place of an inherited
+  // variable of the same name.
+  std::vector<std::string> env;
   bool log_to_file = false;  // stderr to serve.log beside the data, not ours
   // The loopback port to listen on; 0: a free one (a restart on the port
   // its clients know needs the old one).
