@@ -57,6 +57,22 @@ milliseconds Apart(SysTime a, SysTime b) {
 // The test's own wall clock, which is never stepped.
 SysTime RealNow() { return std::chrono::system_clock::now(); }
 
+// The seconds of the first "M:SS left" or "H:MM:SS left" in `text`; -1 for
+// none ("expired M:SS ago" is none).
+long long SecondsLeft(const std::string& text) {
+  const auto end = text.find(" left");
+  if (end == std::string::npos) return -1;
+  const auto start = text.rfind(' ', end - 1) + 1;
+  long long total = 0;
+  std::size_t at = start;
+  while (at < end) {
+    std::size_t used = 0;
+    total = total * 60 + std::stoll(text.substr(at, end - at), &used);
+    at += used + 1;  // past ':'
+  }
+  return total;
+}
+
 // --- the fault itself --------------------------------------------------------
 
 // The server runs with libfaketime loaded and the test's ASAN_OPTIONS
@@ -101,6 +117,30 @@ TEST_F(ClockStepTest, ReportedNowDoesNotJumpWithTheWallClock) {
   const SysTime behind = ServerNow(c);
   EXPECT_GE(behind, ahead);
   EXPECT_LT(Apart(behind, RealNow()), seconds(5)) << "jumped back";
+}
+
+// The command line counts leases down against the server's clock, not the
+// wall clock of the machine it runs on: run with that clock an hour off
+// either way, it says a lease of 4 minutes has about 4 minutes left.
+TEST_F(ClockStepTest, TheCliCountsDownAgainstTheServersClock) {
+  HttpClient c(port());
+  OpenSession(c, "Asha", 240'000);
+  std::string cli = "env";
+  for (const auto& e : FakedClockEnvironment()) cli += " '" + e + "'";
+  cli += " LEASEHOLD_URL=http://127.0.0.1:" + std::to_string(port()) + " " +
+         LeaseholdBinary() + " ";
+  for (const char* offset : {"+1h", "-1h"}) {
+    SCOPED_TRACE(offset);
+    SetWallClock(offset);
+    for (const char* command : {"checkout 17 --ns docs --owner Asha --ttl 4m",
+                                "ls --ns docs", "sessions"}) {
+      const CommandRun run = RunShell(cli + command + " 2>&1");
+      EXPECT_EQ(run.code, 0) << command << ": " << run.out;
+      const long long left = SecondsLeft(run.out);
+      EXPECT_GE(left, 200) << command << ": " << run.out;
+      EXPECT_LE(left, 240) << command << ": " << run.out;
+    }
+  }
 }
 
 // --- sessions ----------------------------------------------------------------
