@@ -364,6 +364,62 @@ TEST_F(ClockStepTest, LocksOfALiveSessionSurviveBothSteps) {
   }
 }
 
+// --- transaction limits -----------------------------------------------------
+
+// Namespace "app" limits transactions to 3 s (max_transaction_ms): one that
+// holds a lock there is rolled back at the limit, and its lock freed.
+class TransactionLimitStepTest : public ClockStepTest {
+ protected:
+  static constexpr milliseconds kLimit{3000};
+
+  std::string Config() const override {
+    return R"({"namespaces":{"app":{"max_transaction_ms":3000}}})";
+  }
+
+  // Holder_ opens a transaction that takes "ledger" (the limit runs from
+  // there); other_ is there to test the lock.
+  void Begin(HttpClient& c) {
+    holder_ = OpenSession(c, "Asha", 60'000);
+    other_ = OpenSession(c, "Ravi", 60'000);
+    ASSERT_EQ(c.Request("POST", api::TransactionPath(holder_)).status, 201u);
+    began_ = Steady::now();
+    const auto a = Acquire(c, holder_, "ledger", "Exclusive", "Transaction");
+    ASSERT_EQ(a.status, 200u) << a.body;
+  }
+
+  std::string holder_, other_;
+  Steady::time_point began_;
+};
+
+TEST_F(TransactionLimitStepTest, TransactionIsNotRolledBackAtAForwardStep) {
+  HttpClient c(port());
+  Begin(c);
+  SetWallClock("+1h");
+  EXPECT_EQ(Test(c, other_, "ledger", "Exclusive"), false)
+      << "rolled back at the forward step";
+  const auto commit =
+      c.Request("POST", api::TransactionPath(holder_, "commit"));
+  EXPECT_EQ(commit.status, 200u) << commit.body;
+}
+
+TEST_F(TransactionLimitStepTest,
+       TransactionIsRolledBackAtItsLimitDespiteABackwardStep) {
+  HttpClient c(port());
+  Begin(c);
+  SetWallClock("-1h");
+  bool freed = false;
+  while (!freed && Since(began_) < kLimit + kLate) {
+    freed = Test(c, other_, "ledger", "Exclusive").value_or(false);
+    if (!freed) std::this_thread::sleep_for(milliseconds(20));
+  }
+  ASSERT_TRUE(freed) << "still open " << Since(began_).count()
+                     << " ms after it began, past its limit";
+  EXPECT_GE(Since(began_), kLimit - kRounding);
+  const auto commit =
+      c.Request("POST", api::TransactionPath(holder_, "commit"));
+  EXPECT_TRUE(IsError(commit, 409, "transaction_expired")) << commit.body;
+}
+
 // --- outbox claim leases -----------------------------------------------------
 
 // Enqueues one message on "outbox/mail" and claims it for `lease`; its id
