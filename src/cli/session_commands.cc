@@ -13,7 +13,7 @@ namespace json = boost::json;
 
 // Runs one listing call of the client (`list`, handed where the answer's
 // body goes) and prints the answer as JSON or its outcome through `table`
-// (handed the server's clock, to count down against).
+// (handed the client, to read the server's clock with if it needs it).
 template <typename List, typename Print>
 void ListCommand(CLI::App& app, int& code, const char* name, const char* help,
                  List list, Print table) {
@@ -35,7 +35,7 @@ void ListCommand(CLI::App& app, int& code, const char* name, const char* help,
     if (f->json) {
       PrintJson(answer);
     } else {
-      table(*listed, ServerNow(*c));
+      table(*listed, *c);
     }
     code = kExitOk;
   });
@@ -49,7 +49,8 @@ void AddSessionCommands(CLI::App& app, int& code) {
       [](client::Client& c, const ClientFlags&, json::value* answer) {
         return c.ListSessions(answer);
       },
-      [](const std::vector<client::SessionInfo>& sessions, Time now) {
+      [](const std::vector<client::SessionInfo>& sessions, client::Client& c) {
+        const Time now = ServerNow(c);
         Table t({"ID", "NAME", "EXPIRES", "LOCKS", "WAITING", "TRANSACTION"});
         for (const client::SessionInfo& s : sessions) {
           t.AddRow({s.id, s.name, TimeLeft(s.expires_at, now),
@@ -65,7 +66,7 @@ void AddSessionCommands(CLI::App& app, int& code) {
       [](client::Client& c, const ClientFlags& f, json::value* answer) {
         return c.ListLocks(f.ns, answer);
       },
-      [](const std::vector<client::LockInfo>& locks, Time) {
+      [](const std::vector<client::LockInfo>& locks, client::Client&) {
         Table t({"RESOURCE", "STATE", "SESSION", "MODE", "OWNER", "COUNT",
                  "SINCE"});
         for (const client::LockInfo& l : locks) {
