@@ -18,7 +18,9 @@
   const $ = (id) => document.getElementById(id);
 
   const state = {
-    offsetMs: 0,          // server clock minus this browser's clock
+    // The server's clock minus this page's monotonic clock
+    // (performance.now); this machine's wall clock until the server answers.
+    offsetMs: Date.now() - performance.now(),
     bestRttMs: Infinity,  // the offset comes from the fastest round trip
     me: null,             // GET /v1/whoami
     namespaces: new Map(),  // ns -> {keys, active_checkouts, topics}
@@ -37,7 +39,9 @@
 
   // ---- Time ------------------------------------------------------------
 
-  const serverNow = () => Date.now() + state.offsetMs;
+  // The server's clock, counted on with the monotonic clock: a step of this
+  // machine's wall clock moves no countdown.
+  const serverNow = () => performance.now() + state.offsetMs;
 
   function noteServerTime(nowText, sentAt, receivedAt) {
     if (!nowText) return;
@@ -116,7 +120,7 @@
   }
 
   async function api(method, path, body) {
-    const sentAt = Date.now();
+    const sentAt = performance.now();
     let res;
     try {
       res = await fetch(path, {
@@ -132,7 +136,7 @@
     setOnline(true);
     const text = await res.text();
     const json = text ? JSON.parse(text) : null;
-    if (json && json.now) noteServerTime(json.now, sentAt, Date.now());
+    if (json && json.now) noteServerTime(json.now, sentAt, performance.now());
     if (res.status === 401) askForToken();
     if (!res.ok) throw new HttpError(res.status, json);
     return json;
@@ -242,12 +246,12 @@
   function refreshSoon(key, fn) {
     const t = timers.get(key);
     if (t && t.pending) return;
-    const wait = t ? Math.max(0, t.last + VIEW_THROTTLE_MS - Date.now()) : 0;
+    const wait = t ? Math.max(0, t.last + VIEW_THROTTLE_MS - performance.now()) : 0;
     const entry = { pending: true, last: t ? t.last : 0 };
     timers.set(key, entry);
     setTimeout(async () => {
       entry.pending = false;
-      entry.last = Date.now();
+      entry.last = performance.now();
       try { await fn(); } catch (e) { /* shown by the connection state */ }
     }, wait);
   }

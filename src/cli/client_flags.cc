@@ -116,11 +116,21 @@ std::string Clock(long long seconds) {
 
 }  // namespace
 
-std::string TimeLeft(std::string_view at) {
+Time ServerNow(client::Client& c) {
+  const auto who = c.Call("GET", "/v1/whoami");
+  const json::value* now =
+      who && who->is_object() ? who->as_object().if_contains("now") : nullptr;
+  if (now != nullptr && now->is_string()) {
+    if (const auto t = ParseTime(std::string_view(now->as_string()))) return *t;
+  }
+  return RealClock().Now();
+}
+
+std::string TimeLeft(std::string_view at, Time now) {
   const auto when = ParseTime(at);
   if (!when) return "";
-  const auto left = std::chrono::duration_cast<std::chrono::seconds>(
-      *when - RealClock().Now());
+  const auto left =
+      std::chrono::duration_cast<std::chrono::seconds>(*when - now);
   if (left.count() > 0) return Clock(left.count()) + " left";
   return "expired " + Clock(-left.count()) + " ago";
 }

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "leasehold/client.h"
+#include "leasehold/clock.h"
 
 namespace leasehold::cli {
 
@@ -63,9 +64,14 @@ std::optional<std::chrono::milliseconds> ParseDuration(std::string_view text);
 // A CLI11 validator for ParseDuration.
 CLI::Validator DurationValidator();
 
+// The server's clock: `now` of GET /v1/whoami, or this machine's clock when
+// the server does not say. Leases are counted down against it, so that this
+// machine's clock (stepped, or simply wrong) does not move them.
+Time ServerNow(client::Client& c);
+
 // "4:12 left", "1:02:03 left", "expired 0:07 ago", or "" if `at` is not a
-// time, relative to now.
-std::string TimeLeft(std::string_view at);
+// time, relative to `now` (the server's, from ServerNow).
+std::string TimeLeft(std::string_view at, Time now);
 
 }  // namespace leasehold::cli
 

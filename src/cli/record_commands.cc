@@ -67,11 +67,21 @@ std::optional<std::string> Body(const RecordFlags& f) {
 
 client::Proof ProofOf(const RecordFlags& f) { return {f.owner, f.token}; }
 
+// `outcome`, having read the server's clock into `now` when its words will
+// say how long a lease has left (the call succeeded, and no --json).
+template <typename Outcome>
+Outcome NoteServerNow(Outcome outcome, client::Client& c, const ClientFlags& f,
+                      Time& now) {
+  if (outcome && !f.json) now = ServerNow(c);
+  return outcome;
+}
+
 // "locked by Asha, 4:12 left" or "free (last: Asha)".
-std::string Holder(const client::RecordInfo& r) {
+std::string Holder(const client::RecordInfo& r, Time now) {
   const std::string by = r.locked_by.value_or("");
   if (r.state == "locked") {
-    return "locked by " + by + ", " + TimeLeft(r.lock_expires_at.value_or(""));
+    return "locked by " + by + ", " +
+           TimeLeft(r.lock_expires_at.value_or(""), now);
   }
   return by.empty() ? "free" : "free (last: " + by + ")";
 }
@@ -138,13 +148,15 @@ void AddRecordCommands(CLI::App& app, int& code) {
 
   AddKeyCommand(app, code, "get", "Show a record and who holds it", false,
                 false, [](const RecordFlags& f) {
+                  Time now{};
                   return Exchange(
                       f.client,
                       [&](client::Client& c, json::value* a) {
-                        return c.Get(f.client.ns, f.key, a);
+                        return NoteServerNow(c.Get(f.client.ns, f.key, a), c,
+                                             f.client, now);
                       },
-                      [](const client::RecordInfo& r) {
-                        std::string text = r.key + "  " + Holder(r) +
+                      [&](const client::RecordInfo& r) {
+                        std::string text = r.key + "  " + Holder(r, now) +
                                            "  version " +
                                            std::to_string(r.version) +
                                            "  fence " + std::to_string(r.fence);
@@ -166,21 +178,23 @@ void AddRecordCommands(CLI::App& app, int& code) {
         }
         const client::CheckoutOptions options{
             .owner = f.owner, .ttl = *ParseDuration(f.ttl), .token = f.token};
+        Time now{};
         return Exchange(
             f.client,
             [&](client::Client& c, json::value* a) {
-              return c.Checkout(f.client.ns, f.key, options, a);
+              return NoteServerNow(c.Checkout(f.client.ns, f.key, options, a),
+                                   c, f.client, now);
             },
             [&](const client::CheckoutOutcome& o) {
               if (!o.granted) {
                 return Rendered{kExitRefused, f.key + " is held by " +
                                                   o.locked_by + ", " +
-                                                  TimeLeft(o.expires_at)};
+                                                  TimeLeft(o.expires_at, now)};
               }
               return Rendered{
                   kExitOk,
                   std::string(o.renewed ? "renewed " : "checked out ") + f.key +
-                      " as " + f.owner + ", " + TimeLeft(o.expires_at) +
+                      " as " + f.owner + ", " + TimeLeft(o.expires_at, now) +
                       "\ntoken " + o.token + "  fence " +
                       std::to_string(o.fence)};
             });
@@ -286,11 +300,13 @@ void AddRecordCommands(CLI::App& app, int& code) {
         code = kExitOk;
         return;
       }
+      const Time now = ServerNow(*c);
       for (const client::RecordInfo& r : page->records) {
         const bool locked = r.state == "locked";
-        table.AddRow({r.key, r.state, r.locked_by.value_or(""),
-                      locked ? TimeLeft(r.lock_expires_at.value_or("")) : "",
-                      std::to_string(r.version)});
+        table.AddRow(
+            {r.key, r.state, r.locked_by.value_or(""),
+             locked ? TimeLeft(r.lock_expires_at.value_or(""), now) : "",
+             std::to_string(r.version)});
       }
       options.after = page->next.value_or("");
       if (options.after.empty() || ls->limit > 0) break;

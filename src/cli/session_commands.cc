@@ -12,7 +12,8 @@ namespace {
 namespace json = boost::json;
 
 // Runs one listing call of the client (`list`, handed where the answer's
-// body goes) and prints the answer as JSON or its outcome through `table`.
+// body goes) and prints the answer as JSON or its outcome through `table`
+// (handed the client, to read the server's clock with if it needs it).
 template <typename List, typename Print>
 void ListCommand(CLI::App& app, int& code, const char* name, const char* help,
                  List list, Print table) {
@@ -34,7 +35,7 @@ void ListCommand(CLI::App& app, int& code, const char* name, const char* help,
     if (f->json) {
       PrintJson(answer);
     } else {
-      table(*listed);
+      table(*listed, *c);
     }
     code = kExitOk;
   });
@@ -48,10 +49,11 @@ void AddSessionCommands(CLI::App& app, int& code) {
       [](client::Client& c, const ClientFlags&, json::value* answer) {
         return c.ListSessions(answer);
       },
-      [](const std::vector<client::SessionInfo>& sessions) {
+      [](const std::vector<client::SessionInfo>& sessions, client::Client& c) {
+        const Time now = ServerNow(c);
         Table t({"ID", "NAME", "EXPIRES", "LOCKS", "WAITING", "TRANSACTION"});
         for (const client::SessionInfo& s : sessions) {
-          t.AddRow({s.id, s.name, TimeLeft(s.expires_at),
+          t.AddRow({s.id, s.name, TimeLeft(s.expires_at, now),
                     std::to_string(s.locks), s.waiting ? "yes" : "",
                     s.transaction ? std::to_string(*s.transaction) : ""});
         }
@@ -64,7 +66,7 @@ void AddSessionCommands(CLI::App& app, int& code) {
       [](client::Client& c, const ClientFlags& f, json::value* answer) {
         return c.ListLocks(f.ns, answer);
       },
-      [](const std::vector<client::LockInfo>& locks) {
+      [](const std::vector<client::LockInfo>& locks, client::Client&) {
         Table t({"RESOURCE", "STATE", "SESSION", "MODE", "OWNER", "COUNT",
                  "SINCE"});
         for (const client::LockInfo& l : locks) {

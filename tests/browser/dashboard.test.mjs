@@ -4,6 +4,8 @@
 // turns free at expiry without a reload, a deadlock is drawn, and the page
 // says so when the server goes away and recovers when it is back.
 //
+// A step of the wall clock of the machine the page runs on changes none of it.
+//
 // Environment: LEASEHOLD_BINARY (the server), ARTIFACTS_DIR (screenshots),
 // CHROMIUM (default /usr/bin/chromium).
 import { after, before, describe, test } from "node:test";
@@ -261,5 +263,56 @@ describe("the dashboard with tokens", () => {
     await sessionRow.waitFor({ state: "detached", timeout: 3000 });
     const gone = await secured.call("POST", `/v1/sessions/${opened.json.id}/keepalive`, null, adminToken);
     assert.equal(gone.status, 404);
+  });
+});
+
+// This machine's wall clock stepped an hour each way under an open page
+// (Playwright's clock: setSystemTime moves Date.now, and neither
+// performance.now nor the timers, as a step of the machine's clock does):
+// countdowns run on, and an event still refreshes its view at once.
+describe("the dashboard when this machine's clock steps", () => {
+  const stepped = new Server();
+  let context = null;
+  let tab = null;
+  const hour = 3600 * 1000;
+
+  before(async () => {
+    await stepped.start();
+    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    tab = await context.newPage();
+    tab.on("pageerror", (e) => { throw e; });
+    await tab.clock.install();  // the real time, running
+    await tab.goto(`${stepped.url}/`);
+    await tab.locator("body[data-live='true']").waitFor({ timeout: 10000 });
+  });
+  after(async () => {
+    if (context) await context.close();
+    await stepped.stop();
+  });
+
+  const lease = (key) => tab.locator(`#records-body section[data-ns='docs'] tr[data-key='${key}']`);
+  // Held, with at most its minute left (not free, not an hour more).
+  const withinAMinute = /Asha is editing.* — (0:[0-5]\d|1:00) left/s;
+  const lock = (resource) => tab.locator(`#applocks-body tr[data-resource='${resource}']`);
+
+  test("an hour forward: a lease counts down from its ttl, not from an hour later", async () => {
+    const r = await stepped.call("POST", "/v1/records/docs/1/checkout", { owner: "Asha", ttl_ms: 60000 });
+    assert.equal(r.status, 200);
+    await lease("1").filter({ hasText: "Asha is editing" }).waitFor({ timeout: 2000 });
+    await tab.clock.setSystemTime(Date.now() + hour);
+    await sleep(1500);  // past a countdown tick
+    assert.match(await lease("1").textContent(), withinAMinute);
+  });
+
+  test("an hour back: an event still refreshes its view at once", async () => {
+    const session = await stepped.call("POST", "/v1/sessions", { name: "Ravi", ttl_ms: 120000 });
+    const grant = (resource) => stepped.call("POST", "/v1/applocks/bank/acquire",
+      { session: session.json.id, resource, mode: "Exclusive", owner: "Session", timeout_ms: 0 });
+    assert.equal((await grant("before-the-step")).json.result, 0);
+    await lock("before-the-step").waitFor({ timeout: 3000 });
+    await tab.clock.setSystemTime(Date.now());  // from an hour ahead
+    assert.equal((await grant("after-the-step")).json.result, 0);
+    await lock("after-the-step").waitFor({ timeout: 3000 });
+    assert.match(await lease("1").textContent(), withinAMinute);
   });
 });

@@ -18,6 +18,17 @@ void Check(const boost::system::error_code& ec, const char* what) {
   if (ec) throw boost::system::system_error(ec, what);
 }
 
+// The answer, parsed; throws on a failure (a timeout too).
+HttpAnswer Parsed(const http::Answer& got) {
+  Check(got.error, "receive");
+  HttpAnswer a;
+  a.status = got.status;
+  a.body = got.body;
+  boost::system::error_code ec;
+  if (!a.body.empty()) a.json = boost::json::parse(a.body, ec);
+  return a;
+}
+
 }  // namespace
 
 std::string HttpAnswer::error_code() const {
@@ -71,14 +82,12 @@ void HttpClient::Send(const std::string& method, const std::string& target,
 }
 
 HttpAnswer HttpClient::Receive() {
-  const http::Answer got = impl_->connection.Receive(impl_->head);
-  Check(got.error, "receive");
-  HttpAnswer a;
-  a.status = got.status;
-  a.body = got.body;
-  boost::system::error_code ec;
-  if (!a.body.empty()) a.json = boost::json::parse(a.body, ec);
-  return a;
+  return Parsed(impl_->connection.Receive(impl_->head));
+}
+
+HttpAnswer HttpClient::Receive(std::chrono::milliseconds timeout) {
+  return Parsed(impl_->connection.Receive(
+      impl_->head, std::chrono::steady_clock::now() + timeout));
 }
 
 HttpAnswer HttpClient::Request(const std::string& method,
@@ -163,6 +172,7 @@ std::unique_ptr<ServerProcess> ServerProcess::WithStore(
 ServerProcess::~ServerProcess() = default;
 
 std::uint16_t ServerProcess::port() const { return server_->port(); }
+int ServerProcess::pid() const { return server_->pid(); }
 int ServerProcess::Terminate() { return server_->Terminate(); }
 int ServerProcess::Wait() { return server_->Wait(); }
 void ServerProcess::Kill() { server_->Kill(); }

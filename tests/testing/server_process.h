@@ -38,6 +38,8 @@ class HttpClient {
   void Send(const std::string& method, const std::string& target,
             const std::string& body = "");
   HttpAnswer Receive();
+  // As Receive, but throws if the answer is not whole within `timeout`.
+  HttpAnswer Receive(std::chrono::milliseconds timeout);
   // Closes the connection abruptly.
   void Close();
   // Sends raw bytes (for malformed requests); returns the raw answer.
@@ -90,6 +92,7 @@ class ServerProcess {
   ~ServerProcess();  // SIGTERM, then SIGKILL if it does not stop
 
   std::uint16_t port() const;
+  int pid() const;  // the process id, while it runs
   // SIGTERM and wait; returns the exit status (as from waitpid).
   int Terminate();
   void Kill();  // SIGKILL and wait
