@@ -17,6 +17,7 @@
 #include "tests/testing/leader_client.h"
 #include "tests/testing/lock_history.h"
 #include "tests/testing/lock_history_check.h"
+#include "tests/testing/recorded_session.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/test_postgres.h"
 
@@ -43,52 +44,28 @@ void LockClient(int id, const std::vector<std::uint16_t>& ports,
                 std::atomic<int>& failures) {
   LeaderClient client(ports);
   std::mt19937 random(static_cast<unsigned>(id) * 7919u);
-  std::string session;
-  Instant kept_at;
-  auto open = [&] {
-    while (!stop) {
-      const Instant invoked = HistoryRecorder::Now();
-      auto r = client.Send(
-          "POST", "/v1/sessions",
-          json::serialize(json::object{{"name", "c" + std::to_string(id)},
-                                       {"ttl_ms", kSessionTtl.count()}}));
-      if (r.answered && r.status == 201) {
-        session = JsonString(r.json, "id");
-        kept_at = invoked;
-        history.Add(KeepAlive(session, invoked, HistoryRecorder::Now(),
-                              Outcome::kOk, kSessionTtl));
-        return;
-      }
-      std::this_thread::sleep_for(milliseconds(20));
-    }
-  };
-  auto end = [&] {
-    const Instant invoked = HistoryRecorder::Now();
-    // Until answered: a 404 means the session is gone anyway.
-    auto r = client.Retry("DELETE", "/v1/sessions/" + session, "", seconds(30));
-    if (!r.answered) ++failures;
-    history.Add(EndSession(session, invoked, HistoryRecorder::Now(),
-                           OutcomeOf(r, 204)));
-    session.clear();
+  RecordedSession session(client, history, "c" + std::to_string(id),
+                          kSessionTtl);
+  // Ends the session, which releases whatever it may hold, and opens
+  // another.
+  auto renew = [&] {
+    if (session.End() == Outcome::kUnknown) ++failures;
+    session.Open(stop);
   };
   auto lost = [&](const LeaderClient::Reply& r) {
     if (OutcomeOf(r, 200) != Outcome::kSessionLost) return false;
     ++failures;  // a session must survive a failover
-    session.clear();
-    open();
+    session.Forget();
+    session.Open(stop);
     return true;
   };
-  open();
+  session.Open(stop);
   while (!stop) {
-    if (HistoryRecorder::Now() - kept_at > seconds(2)) {
-      const Instant invoked = HistoryRecorder::Now();
-      auto r =
-          client.Send("POST", "/v1/sessions/" + session + "/keepalive", "");
-      const Outcome o = OutcomeOf(r, 200);
-      history.Add(
-          KeepAlive(session, invoked, HistoryRecorder::Now(), o, kSessionTtl));
-      if (o == Outcome::kOk) kept_at = invoked;
-      if (lost(r)) continue;
+    if (!session.KeepAliveIfDue()) {
+      ++failures;  // a session must survive a failover
+      session.Forget();
+      session.Open(stop);
+      continue;
     }
     const std::string resource = kResources[random() % std::size(kResources)];
     const bool shared = random() % 3 == 0;
@@ -96,18 +73,17 @@ void LockClient(int id, const std::vector<std::uint16_t>& ports,
     const Instant invoked = HistoryRecorder::Now();
     auto r = client.Send(
         "POST", "/v1/applocks/app/acquire",
-        json::serialize(json::object{{"session", session},
+        json::serialize(json::object{{"session", session.id()},
                                      {"resource", resource},
                                      {"mode", shared ? "Shared" : "Exclusive"},
                                      {"owner", "Session"},
                                      {"timeout_ms", 0}}));
     const Outcome acquired = OutcomeOf(r, 200);
     history.Add(Acquire(
-        session, resource, mode, invoked, HistoryRecorder::Now(), acquired,
+        session.id(), resource, mode, invoked, HistoryRecorder::Now(), acquired,
         static_cast<Fence>(JsonInt(r.json, "fence").value_or(0))));
     if (acquired == Outcome::kUnknown) {
-      end();
-      open();
+      renew();
       continue;
     }
     if (lost(r)) continue;
@@ -123,20 +99,19 @@ void LockClient(int id, const std::vector<std::uint16_t>& ports,
     const Instant release_invoked = HistoryRecorder::Now();
     auto released =
         client.Send("POST", "/v1/applocks/app/release",
-                    json::serialize(json::object{{"session", session},
+                    json::serialize(json::object{{"session", session.id()},
                                                  {"resource", resource},
                                                  {"owner", "Session"}}));
     const Outcome o = OutcomeOf(released, 200);
-    history.Add(
-        Release(session, resource, release_invoked, HistoryRecorder::Now(), o));
+    history.Add(Release(session.id(), resource, release_invoked,
+                        HistoryRecorder::Now(), o));
     if (o == Outcome::kUnknown) {
-      end();
-      open();
+      renew();
     } else if (!lost(released) && o != Outcome::kOk) {
       ++failures;
     }
   }
-  if (!session.empty()) end();
+  if (session.open() && session.End() == Outcome::kUnknown) ++failures;
 }
 
 // A client that checks its own record out and saves a counter into it,

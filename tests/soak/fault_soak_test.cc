@@ -27,6 +27,7 @@
 #include "tests/testing/leader_client.h"
 #include "tests/testing/lock_history.h"
 #include "tests/testing/lock_history_check.h"
+#include "tests/testing/recorded_session.h"
 #include "tests/testing/temp_dir.h"
 
 namespace leasehold::testing {
@@ -83,64 +84,6 @@ class SoakServer {
   std::string data_dir_;
   std::uint16_t port_ = 0;
   std::unique_ptr<http::SpawnedServer> process_;
-};
-
-// A session of one client thread, recorded: opened, kept alive, ended.
-class SoakSession {
- public:
-  SoakSession(LeaderClient& client, HistoryRecorder& history, std::string name,
-              milliseconds ttl)
-      : client_(client), history_(history), name_(std::move(name)), ttl_(ttl) {}
-
-  const std::string& id() const { return id_; }
-  bool open() const { return !id_.empty(); }
-
-  void Open(const std::atomic<bool>& stop) {
-    while (!stop) {
-      const Instant invoked = HistoryRecorder::Now();
-      auto r = client_.Send("POST", "/v1/sessions",
-                            json::serialize(json::object{
-                                {"name", name_}, {"ttl_ms", ttl_.count()}}));
-      if (r.answered && r.status == 201) {
-        id_ = JsonString(r.json, "id");
-        kept_at_ = invoked;
-        history_.Add(KeepAlive(id_, invoked, HistoryRecorder::Now(),
-                               Outcome::kOk, ttl_));
-        return;
-      }
-      std::this_thread::sleep_for(milliseconds(20));
-    }
-  }
-
-  // Keeps the session alive every 2 s; false once it is gone.
-  bool KeepAliveIfDue() {
-    if (HistoryRecorder::Now() - kept_at_ < seconds(2)) return true;
-    const Instant invoked = HistoryRecorder::Now();
-    auto r = client_.Send("POST", "/v1/sessions/" + id_ + "/keepalive", "");
-    const Outcome o = OutcomeOf(r, 200);
-    history_.Add(KeepAlive(id_, invoked, HistoryRecorder::Now(), o, ttl_));
-    if (o == Outcome::kOk) kept_at_ = invoked;
-    return o != Outcome::kSessionLost;
-  }
-
-  // Ends it (which releases whatever it may hold), asking until answered.
-  void End() {
-    const Instant invoked = HistoryRecorder::Now();
-    auto r = client_.Retry("DELETE", "/v1/sessions/" + id_, "", seconds(30));
-    history_.Add(
-        EndSession(id_, invoked, HistoryRecorder::Now(), OutcomeOf(r, 204)));
-    id_.clear();
-  }
-
-  void Forget() { id_.clear(); }
-
- private:
-  LeaderClient& client_;
-  HistoryRecorder& history_;
-  std::string name_;
-  milliseconds ttl_;
-  std::string id_;
-  Instant kept_at_;
 };
 
 // Takes locks in random modes with random waits, sometimes a second one
@@ -303,7 +246,7 @@ class LockWorker {
   HistoryRecorder& history_;
   Faults& faults_;
   std::mt19937 random_;
-  SoakSession session_;
+  RecordedSession session_;
 };
 
 // Takes a lock in a session it then lets expire: the lock is free for
@@ -314,7 +257,7 @@ void ExpiringWorker(std::uint16_t port, HistoryRecorder& history,
   LeaderClient client({port});
   std::mt19937 random(4242);
   for (int n = 0; !stop; ++n) {
-    SoakSession session(client, history, "expiring", kShortTtl);
+    RecordedSession session(client, history, "expiring", kShortTtl);
     session.Open(stop);
     if (!session.open()) return;
     const std::string resource = kResources[random() % std::size(kResources)];
