@@ -7,7 +7,12 @@ namespace leasehold::server {
 // 200 only where writes are served: a load balancer sends traffic to the
 // leader, never to a standby or a node whose store is down.
 void Health(Call& c) {
-  const Status failure = c.service.Writable();
+  Status failure = c.service.Writable();
+  // Between loading its store and taking up the lead (and once it steps
+  // down) a node answers the API 503 or 307 (Api::ToLeader): so here.
+  if (failure.ok() && c.cluster != nullptr && !c.cluster->Leads()) {
+    failure = Status(StatusCode::kUnavailable, "this node does not lead now");
+  }
   failure.ok() ? c.Reply(200, boost::json::object{{"status", "ok"}})
                : c.Fail(failure);
 }

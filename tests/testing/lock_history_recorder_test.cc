@@ -66,7 +66,8 @@ TEST(LockHistoryRecorder, SummaryCountsEachKind) {
   EXPECT_EQ(s.unknowns, 2u);
   EXPECT_EQ(s.ToString(),
             "10 operations: 3 acquires (1 granted, 1 refused), 1 releases, "
-            "2 writes (1 acknowledged), 1 reads; 2 unknown outcomes; 2 "
+            "2 writes (1 acknowledged), 1 reads, 0 probes; 2 unknown "
+            "outcomes; 2 "
             "sessions, 1 lost, 1 told their locks were lost");
 }
 
