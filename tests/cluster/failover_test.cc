@@ -70,18 +70,7 @@ void LockClient(int id, const std::vector<std::uint16_t>& ports,
     const std::string resource = kResources[random() % std::size(kResources)];
     const bool shared = random() % 3 == 0;
     const LockMode mode = shared ? LockMode::kShared : LockMode::kExclusive;
-    const Instant invoked = HistoryRecorder::Now();
-    auto r = client.Send(
-        "POST", "/v1/applocks/app/acquire",
-        json::serialize(json::object{{"session", session.id()},
-                                     {"resource", resource},
-                                     {"mode", shared ? "Shared" : "Exclusive"},
-                                     {"owner", "Session"},
-                                     {"timeout_ms", 0}}));
-    const Outcome acquired = OutcomeOf(r, 200);
-    history.Add(Acquire(
-        session.id(), resource, mode, invoked, HistoryRecorder::Now(), acquired,
-        static_cast<Fence>(JsonInt(r.json, "fence").value_or(0))));
+    const auto [acquired, r] = session.Acquire(resource, mode, 0);
     if (acquired == Outcome::kUnknown) {
       renew();
       continue;
@@ -96,15 +85,7 @@ void LockClient(int id, const std::vector<std::uint16_t>& ports,
     const bool long_hold = random() % 5 == 0;
     std::this_thread::sleep_for(
         milliseconds(long_hold ? 200 + random() % 1800 : random() % 5));
-    const Instant release_invoked = HistoryRecorder::Now();
-    auto released =
-        client.Send("POST", "/v1/applocks/app/release",
-                    json::serialize(json::object{{"session", session.id()},
-                                                 {"resource", resource},
-                                                 {"owner", "Session"}}));
-    const Outcome o = OutcomeOf(released, 200);
-    history.Add(Release(session.id(), resource, release_invoked,
-                        HistoryRecorder::Now(), o));
+    const auto [o, released] = session.Release(resource);
     if (o == Outcome::kUnknown) {
       renew();
     } else if (!lost(released) && o != Outcome::kOk) {

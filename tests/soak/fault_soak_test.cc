@@ -42,8 +42,9 @@ constexpr milliseconds kSessionTtl{10'000};
 constexpr milliseconds kShortTtl{1'500};  // sessions left to expire
 constexpr milliseconds kCheckoutTtl{3'000};
 const char* const kResources[] = {"r0", "r1", "r2", "r3"};
-const char* const kModes[] = {"Shared", "Update", "Exclusive", "IntentShared",
-                              "IntentExclusive"};
+const LockMode kModes[] = {LockMode::kShared, LockMode::kUpdate,
+                           LockMode::kExclusive, LockMode::kIntentShared,
+                           LockMode::kIntentExclusive};
 const char* const kRecords[] = {"c0", "c1"};
 
 LockMode ModeNamed(std::string_view name) {
@@ -140,29 +141,15 @@ class LockWorker {
   // A nested acquire waits, so that two of them can wait for each other.
   std::optional<bool> TryAcquire(const std::string& resource,
                                  bool nested = false) {
-    const char* mode = kModes[Pick(std::size(kModes))];
+    const LockMode mode = kModes[Pick(std::size(kModes))];
     const bool hang_up = !nested && Pick(10) == 0;
     const int timeouts[] = {0, 100, 300, 1000};
-    const int timeout_ms = hang_up ? 2000 : nested ? 1000 : timeouts[Pick(4)];
-    const std::string body =
-        json::serialize(json::object{{"session", session_.id()},
-                                     {"resource", resource},
-                                     {"mode", mode},
-                                     {"owner", "Session"},
-                                     {"timeout_ms", timeout_ms}});
-    const Instant invoked = HistoryRecorder::Now();
-    LeaderClient::Reply r;
-    if (hang_up) {
-      r = HangUpAfter(body, milliseconds(30 + Pick(270)));
-    } else {
-      r = client_.Send("POST", "/v1/applocks/app/acquire", body,
-                       milliseconds(timeout_ms) + seconds(3));
-    }
-    const Outcome o = OutcomeOf(r, 200);
-    history_.Add(testing::Acquire(
-        session_.id(), resource, ModeNamed(mode), invoked,
-        HistoryRecorder::Now(), o,
-        static_cast<Fence>(JsonInt(r.json, "fence").value_or(0))));
+    const int timeout_ms = nested ? 1000 : timeouts[Pick(4)];
+    const RecordedSession::Answer a =
+        hang_up ? HangUpAfter(resource, mode, milliseconds(30 + Pick(270)))
+                : session_.Acquire(resource, mode, timeout_ms);
+    const Outcome o = a.outcome;
+    const LeaderClient::Reply& r = a.reply;
     if (o == Outcome::kOk) return true;
     if (o == Outcome::kRefused && r.status == 409) {
       const auto result = JsonInt(r.json, "result").value_or(0);
@@ -178,15 +165,7 @@ class LockWorker {
   }
 
   bool TryRelease(const std::string& resource) {
-    const Instant invoked = HistoryRecorder::Now();
-    auto r =
-        client_.Send("POST", "/v1/applocks/app/release",
-                     json::serialize(json::object{{"session", session_.id()},
-                                                  {"resource", resource},
-                                                  {"owner", "Session"}}));
-    const Outcome o = OutcomeOf(r, 200);
-    history_.Add(testing::Release(session_.id(), resource, invoked,
-                                  HistoryRecorder::Now(), o));
+    const Outcome o = session_.Release(resource).outcome;
     if (o == Outcome::kOk) return true;
     if (o == Outcome::kRefused) ++faults_.unexpected;
     Replace(o);
@@ -206,25 +185,38 @@ class LockWorker {
                                 HistoryRecorder::Now()));
   }
 
-  // Sends an acquire on a connection of its own and hangs up after
-  // `patience` unless answered by then: the server must end the wait.
-  LeaderClient::Reply HangUpAfter(const std::string& body,
-                                  milliseconds patience) {
+  // Asks for `resource` with a wait of 2 s on a connection of its own, and
+  // hangs up after `patience` unless answered by then: the server must end
+  // the wait. Recorded as session_.Acquire records.
+  RecordedSession::Answer HangUpAfter(const std::string& resource,
+                                      LockMode mode, milliseconds patience) {
     http::Address address;
     address.port = port_;
     http::Connection c(address);
-    http::Answer a = c.Request("POST", "/v1/applocks/app/acquire", body,
-                               Clock::now() + patience);
-    LeaderClient::Reply r;
-    if (a.error) {
-      ++faults_.hang_ups;
-      return r;  // unknown: granted or not, the session goes
+    const Instant invoked = HistoryRecorder::Now();
+    http::Answer answer = c.Request(
+        "POST", "/v1/applocks/app/acquire",
+        json::serialize(json::object{{"session", session_.id()},
+                                     {"resource", resource},
+                                     {"mode", std::string(LockModeName(mode))},
+                                     {"owner", "Session"},
+                                     {"timeout_ms", 2000}}),
+        Clock::now() + patience);
+    RecordedSession::Answer a;
+    if (answer.error) {
+      ++faults_.hang_ups;  // unknown: granted or not, the session goes
+    } else {
+      boost::system::error_code ec;
+      a.reply.json = json::parse(answer.body, ec);
+      a.reply.status = answer.status;
+      a.reply.answered = answer.status != 503;
     }
-    boost::system::error_code ec;
-    r.json = json::parse(a.body, ec);
-    r.status = a.status;
-    r.answered = a.status != 503;
-    return r;
+    a.outcome = OutcomeOf(a.reply, 200);
+    history_.Add(testing::Acquire(
+        session_.id(), resource, mode, invoked, HistoryRecorder::Now(),
+        a.outcome,
+        static_cast<Fence>(JsonInt(a.reply.json, "fence").value_or(0))));
+    return a;
   }
 
   void Replace(Outcome o) {
@@ -261,30 +253,12 @@ void ExpiringWorker(std::uint16_t port, HistoryRecorder& history,
     session.Open(stop);
     if (!session.open()) return;
     const std::string resource = kResources[random() % std::size(kResources)];
-    const Instant invoked = HistoryRecorder::Now();
-    auto r = client.Send("POST", "/v1/applocks/app/acquire",
-                         json::serialize(json::object{{"session", session.id()},
-                                                      {"resource", resource},
-                                                      {"mode", "Exclusive"},
-                                                      {"owner", "Session"},
-                                                      {"timeout_ms", 500}}));
-    const Outcome o = OutcomeOf(r, 200);
-    history.Add(
-        Acquire(session.id(), resource, LockMode::kExclusive, invoked,
-                HistoryRecorder::Now(), o,
-                static_cast<Fence>(JsonInt(r.json, "fence").value_or(0))));
+    const Outcome o =
+        session.Acquire(resource, LockMode::kExclusive, 500).outcome;
     // Whatever the answer: no keep-alive, and the session runs out.
     std::this_thread::sleep_for(kShortTtl + milliseconds(1000));
     if (o == Outcome::kOk) {
-      const Instant release_invoked = HistoryRecorder::Now();
-      auto released =
-          client.Send("POST", "/v1/applocks/app/release",
-                      json::serialize(json::object{{"session", session.id()},
-                                                   {"resource", resource},
-                                                   {"owner", "Session"}}));
-      const Outcome gone = OutcomeOf(released, 200);
-      history.Add(Release(session.id(), resource, release_invoked,
-                          HistoryRecorder::Now(), gone));
+      const Outcome gone = session.Release(resource).outcome;
       // A restart meanwhile gives a session a fresh TTL: it may still live.
       if (gone == Outcome::kSessionLost) ++faults.expiries;
     }

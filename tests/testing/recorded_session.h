@@ -11,6 +11,7 @@
 #include <string>
 #include <thread>
 
+#include "leasehold/types.h"
 #include "tests/testing/leader_client.h"
 #include "tests/testing/lock_history.h"
 
@@ -67,6 +68,47 @@ class RecordedSession {
     history_.Add(EndSession(id_, invoked, HistoryRecorder::Now(), o));
     id_.clear();
     return o;
+  }
+
+  struct Answer {
+    Outcome outcome = Outcome::kUnknown;
+    LeaderClient::Reply reply;
+  };
+
+  // Asks for `resource` in namespace "app", Session-owned, in `mode`,
+  // waiting up to `timeout_ms`; recorded with the fence granted.
+  Answer Acquire(const std::string& resource, LockMode mode, int timeout_ms) {
+    const Instant invoked = HistoryRecorder::Now();
+    Answer a;
+    a.reply = client_.Send(
+        "POST", "/v1/applocks/app/acquire",
+        boost::json::serialize(
+            boost::json::object{{"session", id_},
+                                {"resource", resource},
+                                {"mode", std::string(LockModeName(mode))},
+                                {"owner", "Session"},
+                                {"timeout_ms", timeout_ms}}),
+        std::chrono::milliseconds(timeout_ms) + std::chrono::seconds(3));
+    a.outcome = OutcomeOf(a.reply, 200);
+    history_.Add(testing::Acquire(
+        id_, resource, mode, invoked, HistoryRecorder::Now(), a.outcome,
+        static_cast<Fence>(JsonInt(a.reply.json, "fence").value_or(0))));
+    return a;
+  }
+
+  // Releases the session's hold of `resource` in namespace "app";
+  // recorded.
+  Answer Release(const std::string& resource) {
+    const Instant invoked = HistoryRecorder::Now();
+    Answer a;
+    a.reply = client_.Send(
+        "POST", "/v1/applocks/app/release",
+        boost::json::serialize(boost::json::object{
+            {"session", id_}, {"resource", resource}, {"owner", "Session"}}));
+    a.outcome = OutcomeOf(a.reply, 200);
+    history_.Add(testing::Release(id_, resource, invoked,
+                                  HistoryRecorder::Now(), a.outcome));
+    return a;
   }
 
   // Drops a session the server said is gone, without a call.
