@@ -4,6 +4,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "leasehold/types.h"
+
 namespace leasehold::cli {
 
 namespace json = boost::json;
@@ -147,6 +149,13 @@ Status ParseServeConfig(std::string_view text, const std::string& path,
       c.api.auth = std::move(*auth);
     } else if (key == "namespaces" && value.is_object()) {
       for (const auto& [ns, opts] : value.as_object()) {
+        // A namespace no request can name would never apply: refused as
+        // every endpoint refuses it.
+        if (Status st = ValidateName(ns, "namespace"); !st.ok()) {
+          return Status(StatusCode::kBadRequest, "config: namespaces: \"" +
+                                                     std::string(ns) +
+                                                     "\": " + st.message());
+        }
         NamespaceOptions o;
         const Status bad(StatusCode::kBadRequest,
                          "config: namespaces." + std::string(ns) +
