@@ -3,16 +3,15 @@
 #include <atomic>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/signal_set.hpp>
-#include <boost/json.hpp>
 #include <filesystem>
 #include <fstream>
 #include <future>
 #include <iostream>
-#include <sstream>
 #include <thread>
 
 #include <unistd.h>
 
+#include "cli/serve_config.h"
 #include "cluster/cluster_node.h"
 #include "common/real_clock.h"
 #include "server/activity_history.h"
@@ -28,202 +27,11 @@ namespace leasehold::cli {
 namespace {
 
 namespace asio = boost::asio;
-namespace json = boost::json;
 using std::chrono::milliseconds;
-
-constexpr int kDefaultIoThreads = 2;
-constexpr int kMaxIoThreads = 64;
-// One week: a longer limit is surely a typo for "no limit" (0).
-constexpr std::int64_t kLongestTransactionLimitMs = 7LL * 24 * 3600 * 1000;
-
-struct Config {
-  std::string address = "127.0.0.1";
-  std::uint16_t port = 7070;
-  std::string data;
-  std::string synchronous = "FULL";
-  bool synchronous_given = false;
-  std::string store;  // a PostgreSQL URL: PostgresStore instead of SQLite
-  std::string store_schema = "leasehold";
-  server::ApiOptions api;
-  server::HttpOptions http;
-  std::size_t max_body_bytes = 1 << 20;
-  int io_threads = kDefaultIoThreads;  // threads running HTTP and the engine
-  std::vector<std::pair<std::string, NamespaceOptions>> namespaces;
-};
-
-Status ParseListen(const std::string& listen, Config& c) {
-  const std::size_t colon = listen.rfind(':');
-  if (colon == std::string::npos) {
-    return Status(StatusCode::kBadRequest,
-                  "--listen must be ADDRESS:PORT, e.g. 127.0.0.1:7070");
-  }
-  c.address = listen.substr(0, colon);
-  if (c.address.size() > 2 && c.address.front() == '[') {
-    c.address = c.address.substr(1, c.address.size() - 2);
-  }
-  const std::string port = listen.substr(colon + 1);
-  char* end = nullptr;
-  const long p = std::strtol(port.c_str(), &end, 10);
-  if (port.empty() || *end != '\0' || p < 0 || p > 65535) {
-    return Status(StatusCode::kBadRequest, "--listen port must be 0..65535");
-  }
-  c.port = static_cast<std::uint16_t>(p);
-  return Status::Ok();
-}
-
-bool IsLoopback(const std::string& address) {
-  return address == "127.0.0.1" || address == "::1" || address == "localhost" ||
-         address.starts_with("127.");
-}
-
-// "tokens": [{"token", "principal", "namespaces": [...], "role"}].
-Result<std::vector<server::TokenGrant>> ReadTokens(const json::value& v) {
-  auto bad = [](const std::string& why) {
-    return Error(StatusCode::kBadRequest,
-                 "config: tokens: " + why +
-                     "; expected [{\"token\": \"...\", \"principal\": "
-                     "\"...\", \"namespaces\": [\"...\" or \"*\"], "
-                     "\"role\": \"read|write|admin\"}]");
-  };
-  if (!v.is_array()) return bad("not a list");
-  std::vector<server::TokenGrant> grants;
-  for (const json::value& entry : v.as_array()) {
-    const json::object* o = entry.if_object();
-    if (o == nullptr) return bad("an entry is not an object");
-    server::TokenGrant g;
-    for (const auto& [k, field] : *o) {
-      if (k == "token" && field.is_string()) {
-        g.token = field.as_string();
-      } else if (k == "principal" && field.is_string()) {
-        g.principal = field.as_string();
-      } else if (k == "role" && field.is_string()) {
-        auto role = server::ParseRole(field.as_string());
-        if (!role) return bad(role.error().message());
-        g.role = *role;
-      } else if (k == "namespaces" && field.is_array()) {
-        for (const json::value& ns : field.as_array()) {
-          if (!ns.is_string()) return bad("namespaces must be strings");
-          g.namespaces.emplace_back(ns.as_string());
-        }
-      } else {
-        return bad("key \"" + std::string(k) +
-                   "\" is unknown or has the wrong type");
-      }
-    }
-    if (!o->contains("role")) return bad("every token needs a role");
-    grants.push_back(std::move(g));
-  }
-  return grants;
-}
-
-// Reads the config file: every key optional, unknown keys refused.
-Status ReadConfig(const std::string& path, Config& c, std::string& listen,
-                  std::string& data, bool& data_given) {
-  std::ifstream in(path);
-  if (!in) return Status(StatusCode::kBadRequest, "cannot read config " + path);
-  std::stringstream text;
-  text << in.rdbuf();
-  boost::system::error_code ec;
-  json::value v = json::parse(text.str(), ec);
-  if (ec || !v.is_object()) {
-    return Status(StatusCode::kBadJson,
-                  "config " + path + " is not a JSON object");
-  }
-  for (const auto& [key, value] : v.as_object()) {
-    auto ms = [&](milliseconds& out) {
-      if (!value.is_int64() || value.as_int64() <= 0) return false;
-      out = milliseconds(value.as_int64());
-      return true;
-    };
-    bool ok = true;
-    if (key == "listen" && value.is_string()) {
-      listen = value.as_string();
-    } else if (key == "data" && value.is_string()) {
-      data = value.as_string();
-      data_given = true;
-    } else if (key == "store" && value.is_string()) {
-      c.store = value.as_string();
-    } else if (key == "store_schema" && value.is_string()) {
-      c.store_schema = value.as_string();
-    } else if (key == "synchronous" && value.is_string()) {
-      c.synchronous = value.as_string();
-      c.synchronous_given = true;
-    } else if (key == "default_session_ttl_ms") {
-      ok = ms(c.api.default_session_ttl);
-    } else if (key == "max_session_ttl_ms") {
-      ok = ms(c.api.max_session_ttl);
-    } else if (key == "max_checkout_ttl_ms") {
-      ok = ms(c.api.max_checkout_ttl);
-    } else if (key == "request_timeout_ms") {
-      ok = ms(c.http.request_timeout);
-    } else if (key == "max_body_bytes" && value.is_int64() &&
-               value.as_int64() > 0) {
-      c.max_body_bytes = static_cast<std::size_t>(value.as_int64());
-    } else if (key == "http_body_limit" && value.is_int64() &&
-               value.as_int64() > 0) {
-      c.http.body_limit = static_cast<std::size_t>(value.as_int64());
-    } else if (key == "io_threads" && value.is_int64() &&
-               value.as_int64() >= 1 && value.as_int64() <= kMaxIoThreads) {
-      c.io_threads = static_cast<int>(value.as_int64());
-    } else if (key == "max_connections" && value.is_int64() &&
-               value.as_int64() > 0) {
-      c.http.max_connections = static_cast<std::size_t>(value.as_int64());
-    } else if (key == "tokens") {
-      auto grants = ReadTokens(value);
-      if (!grants) return grants.error();
-      auto auth = server::Authenticator::Create(std::move(*grants));
-      if (!auth) {
-        return Status(StatusCode::kBadRequest,
-                      "config: tokens: " + auth.error().message());
-      }
-      c.api.auth = std::move(*auth);
-    } else if (key == "namespaces" && value.is_object()) {
-      for (const auto& [ns, opts] : value.as_object()) {
-        NamespaceOptions o;
-        const Status bad(StatusCode::kBadRequest,
-                         "config: namespaces." + std::string(ns) +
-                             " must be {\"require_token\": true|false, "
-                             "\"outbox_max_attempts\": n >= 1, "
-                             "\"max_transaction_ms\": n >= 0, "
-                             "\"locks\": \"durable\"|\"memory\"}");
-        if (!opts.is_object()) return bad;
-        for (const auto& [name, option] : opts.as_object()) {
-          if (name == "require_token" && option.is_bool()) {
-            o.require_token = option.as_bool();
-          } else if (name == "outbox_max_attempts" && option.is_int64() &&
-                     option.as_int64() >= 1 && option.as_int64() <= 1'000'000) {
-            o.outbox_max_attempts =
-                static_cast<std::uint32_t>(option.as_int64());
-          } else if (name == "max_transaction_ms" && option.is_int64() &&
-                     option.as_int64() >= 0 &&
-                     option.as_int64() <= kLongestTransactionLimitMs) {
-            o.max_transaction = std::chrono::milliseconds(option.as_int64());
-          } else if (name == "locks" && option.is_string() &&
-                     (option.as_string() == "durable" ||
-                      option.as_string() == "memory")) {
-            o.locks = option.as_string() == "memory" ? LockDurability::kMemory
-                                                     : LockDurability::kDurable;
-          } else {
-            return bad;
-          }
-        }
-        c.namespaces.emplace_back(std::string(ns), o);
-      }
-    } else {
-      ok = false;
-    }
-    if (!ok) {
-      return Status(StatusCode::kBadRequest,
-                    "config " + path + ": key \"" + std::string(key) +
-                        "\" is unknown or has the wrong type");
-    }
-  }
-  return Status::Ok();
-}
 
 // One place for the data: SQLite (--data, the default) or PostgreSQL
 // (--store), never both, and each backend with only its own settings.
-Status CheckStoreChoice(const Config& c, bool data_given) {
+Status CheckStoreChoice(const ServeConfig& c, bool data_given) {
   if (c.store.empty()) return Status::Ok();
   if (data_given) {
     return Status(StatusCode::kBadRequest,
@@ -243,13 +51,13 @@ Status CheckStoreChoice(const Config& c, bool data_given) {
   return Status::Ok();
 }
 
-Status Prepare(const ServeFlags& flags, Config& c) {
+Status Prepare(const ServeFlags& flags, ServeConfig& c) {
   std::string listen = flags.listen, data = flags.data;
   bool data_given = flags.data_given;
   c.store = flags.store;
   c.store_schema = flags.store_schema;
   if (!flags.config.empty()) {
-    if (Status st = ReadConfig(flags.config, c, listen, data, data_given);
+    if (Status st = ReadServeConfig(flags.config, c, listen, data, data_given);
         !st.ok())
       return st;
     // The command line wins over the config file.
@@ -273,7 +81,7 @@ Status Prepare(const ServeFlags& flags, Config& c) {
 }
 
 // The store; on PostgreSQL, a leader's fenced by its `epoch`.
-Result<std::unique_ptr<Store>> OpenConfiguredStore(const Config& c,
+Result<std::unique_ptr<Store>> OpenConfiguredStore(const ServeConfig& c,
                                                    std::uint64_t epoch = 0) {
   if (!c.store.empty()) {
     PostgresStoreOptions options{.schema = c.store_schema};
@@ -301,7 +109,7 @@ std::string HostName() {
 }
 
 // Where clients reach this node, unless --advertise says.
-std::string DefaultAdvertise(const Config& c, std::uint16_t port) {
+std::string DefaultAdvertise(const ServeConfig& c, std::uint16_t port) {
   const bool v6 = c.address.find(':') != std::string::npos;
   return "http://" + (v6 ? "[" + c.address + "]" : c.address) + ":" +
          std::to_string(port);
@@ -314,7 +122,7 @@ void Log(const std::string& line) {
 }  // namespace
 
 int RunServe(const ServeFlags& flags) {
-  Config c;
+  ServeConfig c;
   if (Status st = Prepare(flags, c); !st.ok()) {
     std::cerr << "leasehold serve: " << st.message() << "\n";
     return 1;

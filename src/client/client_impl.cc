@@ -7,6 +7,7 @@
 #include <optional>
 #include <thread>
 
+#include "client/answer_conventions.h"
 #include "client/api_codec.h"
 
 namespace leasehold::client {
@@ -36,65 +37,6 @@ http::Address AddressOf(const detail::Endpoint& endpoint,
       .token = options.token,
       .host_header = endpoint.host_header,
       .user_agent = "leasehold-client"};
-}
-
-// The error of a non-accepted answer: the API's {"error":{code,message}}.
-Error ErrorFromAnswer(const Answer& answer, const json::value& body) {
-  Error e{"bad_response",
-          "HTTP " + std::to_string(answer.status) + " without an API error",
-          answer.status};
-  const json::object* o = body.if_object();
-  const json::value* err = o == nullptr ? nullptr : o->if_contains("error");
-  if (err == nullptr || !err->is_object()) return e;
-  if (const auto* code = err->get_object().if_contains("code");
-      code != nullptr && code->is_string()) {
-    e.code = std::string(code->get_string());
-  }
-  if (const auto* msg = err->get_object().if_contains("message");
-      msg != nullptr && msg->is_string()) {
-    e.message = std::string(msg->get_string());
-  }
-  return e;
-}
-
-bool IsApiError(const json::value& body) {
-  const json::object* o = body.if_object();
-  return o != nullptr && o->contains("error");
-}
-
-// The API's conventions applied to an answer: 2xx and `accept_status`
-// answers give the parsed body (null when empty), anything else an Error.
-Result<json::value> Interpret(const HttpRequest& request, const Answer& answer,
-                              const std::vector<unsigned>& accept_status) {
-  json::value parsed;
-  if (!answer.body.empty()) {
-    boost::system::error_code ec;
-    parsed = json::parse(answer.body, ec);
-    if (ec) {
-      return std::unexpected(
-          Error{"bad_response",
-                "the answer to " + request.method + " " + request.target +
-                    " (HTTP " + std::to_string(answer.status) + ") is not JSON",
-                answer.status});
-    }
-  }
-  const unsigned s = answer.status;
-  const bool accepted =
-      (s >= 200 && s < 300) ||
-      (std::ranges::find(accept_status, s) != accept_status.end() &&
-       !IsApiError(parsed));
-  if (accepted) return parsed;
-  return std::unexpected(ErrorFromAnswer(answer, parsed));
-}
-
-// A node that does not serve now: 503 unavailable (a stream's answer
-// carries no body to tell).
-bool IsUnavailable(const Answer& answer) {
-  if (answer.status != 503) return false;
-  if (answer.body.empty()) return true;
-  boost::system::error_code ec;
-  const json::value body = json::parse(answer.body, ec);
-  return !ec && ErrorFromAnswer(answer, body).code == "unavailable";
 }
 
 bool Passed(const http::Deadline& deadline) {
@@ -318,7 +260,7 @@ Client::Impl::Round Client::Impl::OneRound(const HttpRequest& request,
       queue.insert(queue.begin(), next);
       continue;
     }
-    if (retry != Retry::kNever && IsUnavailable(*a.answer)) {
+    if (retry != Retry::kNever && IsUnavailableAnswer(*a.answer)) {
       round.someone_answered = true;
       PassOver(*node);
       round.last = std::move(a.answer);
@@ -389,7 +331,8 @@ Result<json::value> Client::Impl::Call(
   HttpRequest request{std::string(method), std::move(target), std::move(body)};
   auto answer = Send(request, wait, retry);
   if (!answer) return std::unexpected(answer.error());
-  return Interpret(request, *answer, accept_status);
+  return InterpretAnswer(request.method, request.target, *answer,
+                         accept_status);
 }
 
 Result<bool> Client::Impl::Healthy() {
@@ -407,7 +350,7 @@ Result<bool> Client::Impl::Healthy() {
         continue;
       }
       node->silent = false;
-      auto r = Interpret(request, *a.answer, {});
+      auto r = InterpretAnswer(request.method, request.target, *a.answer, {});
       if (r) {
         leader_ = node;
         return true;

@@ -1,5 +1,5 @@
-// With event_stream.cc, the only translation units that include Beast (it
-// is slow to compile).
+// With event_stream.cc and http_request.cc, the only translation units that
+// include Beast (it is slow to compile).
 #include "server/http_server.h"
 
 #include <algorithm>
@@ -17,8 +17,8 @@
 #include "server/connection_state.h"
 #include "server/dashboard_assets.h"
 #include "server/event_stream.h"
+#include "server/http_request.h"
 #include "server/json_io.h"
-#include "server/routes.h"
 
 namespace leasehold::server {
 
@@ -61,14 +61,6 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
 };
 
 using Strand = asio::strand<asio::io_context::executor_type>;
-
-// Whether `ec` is the parser's verdict on the request (answered with 400 or
-// 413) rather than a failure of the socket (which just closes it).
-bool IsHttpError(const beast::error_code& ec) {
-  static const beast::error_category& http_errors =
-      beast::error_code(http::error::partial_message).category();
-  return ec.category() == http_errors;
-}
 
 // One client connection: read a request, answer it, repeat; its phase
 // (connection_state.h) says where in that it is.
@@ -123,10 +115,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // In kReading: starts reading the next request.
   void Read() {
     parser_.emplace();
+    ApplyLimits(*parser_, server_->options_);
     header_bytes_ = 0;
-    parser_->body_limit(server_->options_.body_limit);
-    parser_->header_limit(
-        static_cast<std::uint32_t>(server_->options_.header_limit));
     SetDeadline();
     if (buffer_.size() > 0) {
       // A pipelined request: start it on a fresh stack. Answers written at
@@ -141,22 +131,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Feeds the buffered bytes to the parser; reads more while it needs them.
   void Parse() {
     if (!state_.Is(Phase::kReading)) return;  // closed meanwhile
-    while (buffer_.size() > 0 && !parser_->is_done()) {
-      beast::error_code ec;
-      const bool in_header = !parser_->is_header_done();
-      const std::size_t used = parser_->put(buffer_.data(), ec);
-      buffer_.consume(used);
-      if (in_header) header_bytes_ += used;
-      if (ec == http::error::need_more) break;
-      if (ec) return OnRequest(ec);
-      if (used == 0) break;
-    }
-    // Beast bounds each header line it parses, not all of them together:
-    // the limit is on the whole header section, the request line included.
-    if (!parser_->is_header_done()
-            ? header_bytes_ + buffer_.size() > server_->options_.header_limit
-            : header_bytes_ > server_->options_.header_limit) {
-      return OnRequest(http::error::header_limit);
+    if (auto ec =
+            FeedParser(*parser_, buffer_, server_->options_, header_bytes_)) {
+      return OnRequest(ec);
     }
     if (parser_->is_done()) return OnRequest({});
     socket_.async_read_some(
@@ -179,56 +156,26 @@ class Connection : public std::enable_shared_from_this<Connection> {
       return Close();  // the socket failed, was closed, or timed out
     }
     if (!state_.Is(Phase::kReading)) return;
-    if (ec == http::error::body_limit) {
-      keep_alive_ = false;
-      return Write(
-          ErrorResponse(Status(
-              StatusCode::kBodyTooLarge,
-              "the request body is larger than " +
-                  std::to_string(server_->options_.body_limit) + " bytes")),
-          11);
-    }
-    if (ec == http::error::header_limit) {
-      keep_alive_ = false;
-      return Write(ErrorResponse(Status(
-                       StatusCode::kBadRequest,
-                       "the request line and headers are larger than " +
-                           std::to_string(server_->options_.header_limit) +
-                           " bytes in all")),
-                   11);
-    }
     if (ec) {
       keep_alive_ = false;
-      return Write(
-          ErrorResponse(Status(StatusCode::kBadRequest,
-                               "malformed HTTP request: " + ec.message())),
-          11);
+      return Write(RefusedRequestResponse(ec, server_->options_), 11);
     }
     auto& req = parser_->get();
     keep_alive_ = req.keep_alive() && !server_->stopping_;
     version_ = req.version();
     ClearDeadline();  // a lock request may wait as long as it asked
-    const std::string_view target = req.target();
-    const std::string_view path = target.substr(0, target.find('?'));
-    const std::string_view authorization = req[http::field::authorization];
-    if (server_->events_ != nullptr &&
-        IsEventStreamTarget(req.method_string(), path)) {
-      if (auto elsewhere = server_->api_.ToLeader(target)) {
-        return Write(*elsewhere, version_);
-      }
-      auto access = server_->api_.AuthorizeEvents(authorization, target);
-      if (!access) return Write(ErrorResponse(access.error()), version_);
+    RequestRoute route =
+        RouteRequest(server_->api_, server_->events_ != nullptr, req);
+    if (auto* answer = std::get_if<ApiResponse>(&route)) {
+      return Write(std::move(*answer), version_);
+    }
+    if (auto* access = std::get_if<EventAccess>(&route)) {
       return StartStream(std::move(*access));
     }
-    // The dashboard's own files hold no data: served without a token.
-    if (req.method() == http::verb::get) {
-      if (const DashboardAsset* asset = FindDashboardAsset(path)) {
-        return WriteAsset(*asset, req[http::field::if_none_match]);
-      }
+    if (auto* asset = std::get_if<const DashboardAsset*>(&route)) {
+      return WriteAsset(**asset, req[http::field::if_none_match]);
     }
-    ApiRequest api_req{std::string(req.method_string()),
-                       std::string(req.target()), std::move(req.body()),
-                       std::string(authorization), nullptr};
+    ApiRequest api_req = std::move(std::get<ApiRequest>(route));
     auto self = shared_from_this();
     const std::uint64_t seq = ++request_seq_;
     state_.MoveTo(Phase::kHandling);

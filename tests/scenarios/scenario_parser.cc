@@ -460,10 +460,9 @@ Parsed<Tokens> Parser::ParseTime(Step& step, Tokens tokens) {
   step.at_ms = now_ms_;
   if (!IsWord(tokens[0], "at")) return tokens;
   auto ms = tokens.size() > 1 ? ParseInt(tokens[1].text) : std::nullopt;
-  if (!ms || *ms < 0) {
-    return Fail(
-        "`at` needs a time in milliseconds since the start, e.g. "
-        "`at 100`");
+  if (!ms || *ms < 0 || *ms > kLatestAtMs) {
+    return Fail("`at` needs a time in milliseconds since the start, at most " +
+                std::to_string(kLatestAtMs) + " (100 years), e.g. `at 100`");
   }
   if (*ms < now_ms_) {
     return Fail("time goes back: `at " + std::to_string(*ms) +

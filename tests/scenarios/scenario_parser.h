@@ -26,6 +26,9 @@ inline constexpr std::string_view kDefaultNamespace = "app";
 inline constexpr std::string_view kDefaultPrincipal = "public";
 inline constexpr std::int64_t kDefaultTtlMs = 60000;
 inline constexpr std::int64_t kDefaultTimeoutMs = -1;  // wait forever
+// The latest `at MS`: 100 years, so that every instant of a scenario is a
+// Time (a larger one overflowed ScenarioStart() + MS).
+inline constexpr std::int64_t kLatestAtMs = 100LL * 365 * 24 * 3600 * 1000;
 
 // What a step does. The comment shows its shape in a file.
 enum class Action : std::uint8_t {

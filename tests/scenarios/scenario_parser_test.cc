@@ -120,6 +120,20 @@ TEST(ScenarioParser, ErrorsNameTheLine) {
   EXPECT_EQ(ErrorOf("# only a comment\n").line, 0);
 }
 
+// Found by fuzz/scenario_fuzz.cc: `at 8888888882828888888` parsed, and the
+// runner's ScenarioStart() + MS overflowed (undefined behaviour).
+TEST(ScenarioParser, TimeIsAtMostAHundredYears) {
+  auto latest = ParseScenario("at " + std::to_string(kLatestAtMs) + "\n");
+  ASSERT_TRUE(latest.has_value()) << latest.error().message;
+  EXPECT_EQ(latest->steps[0].at_ms, kLatestAtMs);
+  const ParseError later =
+      ErrorOf("at " + std::to_string(kLatestAtMs + 1) + "\n");
+  EXPECT_EQ(later.line, 1);
+  EXPECT_NE(later.message.find("100 years"), std::string::npos)
+      << later.message;
+  EXPECT_EQ(ErrorOf("at 8888888882828888888\n").line, 1);
+}
+
 TEST(ScenarioParser, ErrorsSayWhatIsWrong) {
   auto has = [](std::string_view text, std::string_view words) {
     std::string message = ErrorOf(text).message;

@@ -1,0 +1,67 @@
+// The settings of `leasehold serve` and its --config file: a JSON object,
+// every key optional, unknown keys refused (docs/api.md names the keys).
+// `serve` (serve.cc) weighs them against its command line; the config
+// fuzzer (fuzz/config_fuzz.cc) feeds ParseServeConfig any text.
+#ifndef LEASEHOLD_CLI_SERVE_CONFIG_H_
+#define LEASEHOLD_CLI_SERVE_CONFIG_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "leasehold/engine.h"
+#include "server/api.h"
+#include "server/http_server.h"
+
+namespace leasehold::cli {
+
+inline constexpr int kDefaultIoThreads = 2;
+inline constexpr int kMaxIoThreads = 64;
+// One week: a longer limit is surely a typo for "no limit" (0).
+inline constexpr std::int64_t kLongestTransactionLimitMs =
+    7LL * 24 * 3600 * 1000;
+
+struct ServeConfig {
+  std::string address = "127.0.0.1";
+  std::uint16_t port = 7070;
+  std::string data;
+  std::string synchronous = "FULL";
+  bool synchronous_given = false;
+  std::string store;  // a PostgreSQL URL: PostgresStore instead of SQLite
+  std::string store_schema = "leasehold";
+  server::ApiOptions api;
+  server::HttpOptions http;
+  std::size_t max_body_bytes = 1 << 20;
+  int io_threads = kDefaultIoThreads;  // threads running HTTP and the engine
+  std::vector<std::pair<std::string, NamespaceOptions>> namespaces;
+};
+
+// Sets c.address and c.port from "ADDRESS:PORT" ("[::1]:7070" for IPv6);
+// kBadRequest, saying the expected form, for anything else.
+Status ParseListen(const std::string& listen, ServeConfig& c);
+
+// Whether `address` is this machine's loopback (serving beyond it needs
+// tokens).
+bool IsLoopback(const std::string& address);
+
+// Reads the config file's text (`path` names it in messages) into `c`.
+// Its "listen" and "data" go to `listen` and `data` (`data_given` set), for
+// the caller to weigh against the command line. kBadJson when the text is
+// not a JSON object; kBadRequest naming the key that is unknown, of the
+// wrong type or out of range. `c` may be partly set on a failure.
+Status ParseServeConfig(std::string_view text, const std::string& path,
+                        ServeConfig& c, std::string& listen, std::string& data,
+                        bool& data_given);
+
+// ParseServeConfig of the file at `path`; kBadRequest when it cannot be
+// read.
+Status ReadServeConfig(const std::string& path, ServeConfig& c,
+                       std::string& listen, std::string& data,
+                       bool& data_given);
+
+}  // namespace leasehold::cli
+
+#endif  // LEASEHOLD_CLI_SERVE_CONFIG_H_

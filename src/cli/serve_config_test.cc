@@ -1,0 +1,66 @@
+#include "cli/serve_config.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace leasehold::cli {
+namespace {
+
+struct Parsed {
+  Status status;
+  ServeConfig config;
+  std::string listen;
+};
+
+Parsed Parse(std::string_view text) {
+  Parsed p;
+  std::string data;
+  bool data_given = false;
+  p.status =
+      ParseServeConfig(text, "test.json", p.config, p.listen, data, data_given);
+  return p;
+}
+
+TEST(ServeConfigTest, ReadsNamespaceOptions) {
+  auto p =
+      Parse(R"({"listen":"127.0.0.1:0","namespaces":{"app":{"locks":"memory",)"
+            R"("max_transaction_ms":5000}}})");
+  ASSERT_TRUE(p.status.ok()) << p.status.message();
+  EXPECT_EQ(p.listen, "127.0.0.1:0");
+  ASSERT_EQ(p.config.namespaces.size(), 1u);
+  EXPECT_EQ(p.config.namespaces[0].first, "app");
+  EXPECT_EQ(p.config.namespaces[0].second.locks, LockDurability::kMemory);
+}
+
+TEST(ServeConfigTest, RefusesUnknownKeysAndText) {
+  EXPECT_EQ(Parse(R"({"listne":"x"})").status.code(), StatusCode::kBadRequest);
+  EXPECT_EQ(Parse("not json").status.code(), StatusCode::kBadJson);
+}
+
+// Found by fuzz/config_fuzz.cc: a namespace that no request can name (empty,
+// longer than 255 characters) was accepted, and its options never applied.
+TEST(ServeConfigTest, RefusesNamespacesThatAreNoNames) {
+  auto empty = Parse(R"({"namespaces":{"":{"locks":"memory"}}})");
+  EXPECT_EQ(empty.status.code(), StatusCode::kBadRequest);
+  EXPECT_NE(empty.status.message().find("must not be empty"), std::string::npos)
+      << empty.status.message();
+  const std::string long_name(256, 'n');
+  auto too_long =
+      Parse(R"({"namespaces":{")" + long_name + R"(":{"locks":"memory"}}})");
+  EXPECT_EQ(too_long.status.code(), StatusCode::kBadRequest);
+  EXPECT_TRUE(Parse(R"({"namespaces":{")" + std::string(255, 'n') + R"(":{}}})")
+                  .status.ok());
+}
+
+TEST(ServeConfigTest, ParseListenTakesAddressAndPort) {
+  ServeConfig c;
+  ASSERT_TRUE(ParseListen("[::1]:7070", c).ok());
+  EXPECT_EQ(c.address, "::1");
+  EXPECT_EQ(c.port, 7070);
+  EXPECT_FALSE(ParseListen("127.0.0.1:70000", c).ok());
+  EXPECT_FALSE(ParseListen("no-port", c).ok());
+}
+
+}  // namespace
+}  // namespace leasehold::cli
