@@ -2,8 +2,14 @@
 
 #include <sys/wait.h>
 
+#include <unistd.h>
+
+#include <atomic>
 #include <boost/system/system_error.hpp>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 #include "http/connection.h"
@@ -18,12 +24,42 @@ void Check(const boost::system::error_code& ec, const char* what) {
   if (ec) throw boost::system::system_error(ec, what);
 }
 
-// The answer, parsed; throws on a failure (a timeout too).
+// With LEASEHOLD_RECORD_EXCHANGES=DIR (fuzz/seed-corpus sets it), what the
+// tests send and receive is written to DIR, one file each, named
+// PID-N.KIND: KIND "request" (as it goes on the wire), "raw" (a malformed
+// request as sent), "answer" ("STATUS\nBODY"), "stream" (event-stream
+// bytes) or "config" (a server's --config, written as it starts). The fuzz
+// corpora are seeded from them (docs/fuzzing.md).
+void Record(std::string_view kind, std::string_view bytes) {
+  static const char* dir = std::getenv("LEASEHOLD_RECORD_EXCHANGES");
+  static std::atomic<int> next{0};
+  if (dir == nullptr || *dir == '\0') return;
+  const std::string path = std::string(dir) + "/" + std::to_string(::getpid()) +
+                           "-" + std::to_string(next++) + "." +
+                           std::string(kind);
+  std::ofstream(path, std::ios::binary)
+      .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+// A request as a client writes it.
+std::string WireRequest(const std::string& method, const std::string& target,
+                        const std::string& body, const std::string& token) {
+  std::string r = method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\n";
+  if (!token.empty()) r += "Authorization: Bearer " + token + "\r\n";
+  if (!body.empty()) {
+    r += "Content-Type: application/json\r\nContent-Length: " +
+         std::to_string(body.size()) + "\r\n";
+  }
+  return r + "\r\n" + body;
+}
+
+// The answer, parsed (and recorded); throws on a failure (a timeout too).
 HttpAnswer Parsed(const http::Answer& got) {
   Check(got.error, "receive");
   HttpAnswer a;
   a.status = got.status;
   a.body = got.body;
+  Record("answer", std::to_string(a.status) + "\n" + a.body);
   boost::system::error_code ec;
   if (!a.body.empty()) a.json = boost::json::parse(a.body, ec);
   return a;
@@ -50,6 +86,7 @@ class HttpClient::Impl {
   }
   http::Connection connection;
   bool head = false;  // the last request sent was a HEAD
+  std::string token;  // for Record only
 };
 
 HttpClient::HttpClient(std::uint16_t port)
@@ -58,6 +95,7 @@ HttpClient::~HttpClient() = default;
 
 void HttpClient::SetBearerToken(const std::string& token) {
   impl_->connection.SetToken(token);
+  impl_->token = token;
 }
 
 std::string LeaseholdBinary() { return LEASEHOLD_BINARY; }
@@ -77,6 +115,7 @@ CommandRun RunShell(const std::string& command) {
 void HttpClient::Send(const std::string& method, const std::string& target,
                       const std::string& body) {
   impl_->head = method == "HEAD";
+  Record("request", WireRequest(method, target, body, impl_->token));
   const http::Answer sent = impl_->connection.Send(method, target, body);
   Check(sent.error, "send");
 }
@@ -100,6 +139,7 @@ HttpAnswer HttpClient::Request(const std::string& method,
 void HttpClient::Close() { impl_->connection.Close(); }
 
 std::string HttpClient::Raw(const std::string& bytes) {
+  Record("raw", bytes);
   Check(impl_->connection.WriteRaw(bytes), "write");
   std::string out;
   char buf[4096];
@@ -129,6 +169,7 @@ std::string HttpClient::ReadStreamUntil(const std::string& needle,
     out.append(buf, got.size);
     if (got.error && !http::IsTimeout(got.error)) break;
   }
+  Record("stream", out);
   return out;
 }
 
@@ -136,6 +177,10 @@ ServerProcess::ServerProcess(const std::string& data_dir,
                              const std::string& config,
                              const std::vector<std::string>& env,
                              std::uint16_t port) {
+  // Also marks where one server's exchanges begin (empty without a config).
+  std::ostringstream text;
+  if (!config.empty()) text << std::ifstream(config).rdbuf();
+  Record("config", text.str());
   auto started = http::SpawnedServer::Start({.binary = LEASEHOLD_BINARY,
                                              .data_dir = data_dir,
                                              .config = config,
