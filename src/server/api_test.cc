@@ -29,6 +29,14 @@ TEST_F(ApiTest, BadBodiesGetTheDocumentedCodes) {
             "bad_request");
   EXPECT_EQ(Call("POST", "/v1/sessions", R"({"ttl_ms":0})").code(),
             "bad_request");
+  // Numbers no integer holds are refused, not converted (1e4001 is inf).
+  for (const char* n : {"1e4001", "-1e4001", "1e30", "2.5"}) {
+    EXPECT_EQ(
+        Call("POST", "/v1/sessions", std::string(R"({"ttl_ms":)") + n + "}")
+            .code(),
+        "bad_request")
+        << n;
+  }
   const std::string s = OpenSession("Asha");
   auto acquire = [&](const std::string& fields) {
     return Call("POST", "/v1/applocks/app/acquire",

@@ -80,9 +80,11 @@ Result<std::optional<std::int64_t>> Fields::OptionalInt(
         static_cast<std::int64_t>(v->as_uint64()));
   }
   if (v->is_double()) {
+    // In range before the cast: converting 1e4001 (inf) or 1e30 to an
+    // integer is undefined behaviour (found by fuzz_api_body).
     const double d = v->as_double();
-    if (d == static_cast<double>(static_cast<std::int64_t>(d)) &&
-        d >= -9.2e18 && d <= 9.2e18) {
+    if (d >= -9.2e18 && d <= 9.2e18 &&
+        d == static_cast<double>(static_cast<std::int64_t>(d))) {
       return std::optional<std::int64_t>(static_cast<std::int64_t>(d));
     }
   }
