@@ -103,6 +103,9 @@ struct WaitForEdge {
   std::string principal;
   std::string resource;
   LockMode wanted = LockMode::kNoLock;
+  // > 0: `resource` is a semaphore and the waiter wants this many permits
+  // (`wanted` is then kNoLock).
+  std::uint32_t permits = 0;
 };
 
 struct DeadlockReport {
@@ -118,7 +121,37 @@ struct AcquireRequest {
   std::chrono::milliseconds timeout = kWaitForever;
 };
 
-// What Acquire decided at once.
+// Semaphores (docs/api.md, "Semaphores"): a name whose holders share at
+// most `limit` permits. A name of a namespace and principal is a lock or a
+// semaphore while anyone holds or waits for it, never both: a request of the
+// other kind is refused (kWrongKind). Everything else follows the rules of
+// locks: owners, counted holding (a holder asking again adds permits, as a
+// conversion: before new requests), timeouts, cancellation, deadlock
+// detection across locks and semaphores, a fence on every grant, durability.
+// Waiting is strictly FIFO: nothing passes a request that does not fit yet,
+// so a request for many permits is never starved by a stream of small ones.
+inline constexpr std::uint32_t kMaxSemaphoreLimit = 1'000'000;
+
+struct SemaphoreRequest {
+  SessionId session = 0;
+  LockKey key;                // the semaphore's name is key.resource
+  std::uint32_t permits = 1;  // 1..limit
+  // 1..kMaxSemaphoreLimit. The semaphore takes it from its first request;
+  // while anyone holds or waits for it, another limit is refused
+  // (kLimitMismatch). Once idle, the next request may set another.
+  std::uint32_t limit = 0;
+  LockOwner owner = LockOwner::kTransaction;
+  std::chrono::milliseconds timeout = kWaitForever;
+};
+
+struct SemaphoreReleaseRequest {
+  SessionId session = 0;
+  LockKey key;
+  LockOwner owner = LockOwner::kTransaction;
+  std::uint32_t permits = 0;  // 0: all the owner holds
+};
+
+// What Acquire (and AcquireSemaphore) decided at once.
 struct AcquireOutcome {
   // Set when the request was parked; its result comes via TakeFinishedWaits.
   std::optional<WaitId> wait;
@@ -129,7 +162,8 @@ struct AcquireOutcome {
   AcquireResult result = AcquireResult::kGranted;
   Fence fence = 0;                    // on a grant
   LockMode held = LockMode::kNoLock;  // the owner's mode after a grant
-  std::uint32_t count = 0;            // the owner's count after a grant
+  // The owner's count after a grant; of a semaphore: the permits it holds.
+  std::uint32_t count = 0;
   std::optional<DeadlockReport> deadlock;
 };
 
@@ -232,6 +266,36 @@ struct LockInfo {
   std::vector<WaitingLockInfo> waiting;  // in queue order
 };
 
+struct SemaphoreHolderInfo {
+  SessionId session = 0;
+  std::string session_name;
+  LockOwner owner = LockOwner::kTransaction;
+  std::uint32_t permits = 0;
+  Time since;       // when the owner first got some
+  Fence fence = 0;  // of the latest grant
+};
+
+struct SemaphoreWaiterInfo {
+  WaitId wait = 0;
+  SessionId session = 0;
+  std::string session_name;
+  LockOwner owner = LockOwner::kTransaction;
+  std::uint32_t permits = 0;  // asked for
+  bool conversion = false;    // the session holds some already
+  Time since;
+  std::optional<Time> deadline;
+};
+
+struct SemaphoreInfo {
+  std::string ns;
+  std::string principal;
+  std::string name;
+  std::uint32_t limit = 0;
+  std::uint32_t held = 0;  // permits held, by all holders
+  std::vector<SemaphoreHolderInfo> holders;
+  std::vector<SemaphoreWaiterInfo> waiting;  // in queue order
+};
+
 // What one namespace holds now (GET /v1/namespaces, the dashboard).
 struct NamespaceInfo {
   std::string ns;
@@ -283,7 +347,15 @@ enum class EventType : std::uint8_t {
   kLockReleased,  // one reference dropped; `count` is what is left
   kLockTimeout,
   kLockCancelled,
-  kLockDeadlock,      // `deadlock` is set; `session` is the victim
+  kLockDeadlock,  // `deadlock` is set; `session` is the victim
+  // The same for semaphores: `resource` is its name, `count` the owner's
+  // permits after the change (waiting: asked for), `limit` its limit.
+  kSemaphoreGranted,
+  kSemaphoreWaiting,
+  kSemaphoreReleased,
+  kSemaphoreTimeout,
+  kSemaphoreCancelled,
+  kSemaphoreDeadlock,
   kCheckoutGranted,   // `holder`, `until`, `fence`
   kCheckoutRenewed,   // `holder`, `until`
   kCheckoutReleased,  // checked in, broken or purged; `holder` was the owner
@@ -322,6 +394,7 @@ struct Event {
   LockOwner owner = LockOwner::kTransaction;
   LockMode mode = LockMode::kNoLock;  // held (granted/released) or wanted
   std::uint32_t count = 0;
+  std::uint32_t limit = 0;  // semaphores
   Fence fence = 0;
   std::optional<Time> until;  // wait deadline, or session expiry
   const DeadlockReport* deadlock = nullptr;
@@ -445,8 +518,27 @@ class Engine {
   bool CancelWait(Time now, WaitId wait);
 
   // Locks of one namespace (all namespaces when `ns` is empty), sorted by
-  // (ns, principal, resource).
+  // (ns, principal, resource). Semaphores are not locks: ListSemaphores.
   std::vector<LockInfo> ListLocks(Time now, std::string_view ns);
+
+  // --- Semaphores (see SemaphoreRequest) -----------------------------------
+  // As Acquire; the outcome's `count` is the permits the owner holds after
+  // a grant, `held` is kNoLock. Errors (nothing changes): those of Acquire
+  // but kBadMode, and kBadRequest for permits or a limit out of range, or
+  // for more permits than the limit with what the session holds there
+  // already (never grantable); kWrongKind when the name is a lock in use;
+  // kLimitMismatch when the semaphore is in use with another limit.
+  Result<AcquireOutcome> AcquireSemaphore(Time now,
+                                          const SemaphoreRequest& request);
+  // Gives back `permits` (all, for 0) of what the owner holds; returns what
+  // it still holds. kNotHeld when it holds none; kBadRequest for more than
+  // it holds; kNoTransaction for owner Transaction outside a transaction;
+  // kWrongKind for a lock's name; kWaitPending while the session waits for
+  // more permits of it.
+  Result<std::uint32_t> ReleaseSemaphore(
+      Time now, const SemaphoreReleaseRequest& request);
+  // Semaphores in use in `ns` (all when empty), sorted as ListLocks.
+  std::vector<SemaphoreInfo> ListSemaphores(Time now, std::string_view ns);
   // Every namespace that has keys, locks or outbox topics, sorted by name.
   std::vector<NamespaceInfo> ListNamespaces(Time now);
 

@@ -84,17 +84,21 @@ struct SessionRow {
   friend bool operator==(const SessionRow&, const SessionRow&) = default;
 };
 
-// One application lock an owner of a session holds, keyed by (session,
-// owner, ns, principal, resource). A transaction-owned row belongs to the
-// session's open transaction.
+// One application lock (or semaphore's permits) an owner of a session
+// holds, keyed by (session, owner, ns, principal, resource): a name is a
+// lock or a semaphore, never both at once. A transaction-owned row belongs
+// to the session's open transaction.
 struct LockRow {
   SessionId session = 0;
   LockOwner owner = LockOwner::kSession;
   std::string ns;
   std::string principal;
   std::string resource;
-  LockMode mode = LockMode::kNoLock;  // the combined mode held
-  std::uint32_t count = 0;            // how many times it is held
+  LockMode mode = LockMode::kNoLock;  // the combined mode held; a
+                                      // semaphore's: kNoLock
+  std::uint32_t count = 0;  // how many times it is held; a semaphore's:
+                            // the permits held
+  std::uint32_t limit = 0;  // 0: a lock; else the semaphore's limit
   Fence fence = 0;
   Time since;
 

@@ -98,10 +98,12 @@ std::optional<Time> DeadlineAfter(Time now, std::chrono::milliseconds timeout) {
   return now + std::min(timeout, kLongestTimedWait);
 }
 
-Status ValidateKey(const LockKey& key) {
+// `what` names key.resource in messages: a lock's "resource", a
+// semaphore's "name".
+Status ValidateKey(const LockKey& key, std::string_view what = "resource") {
   if (Status st = ValidateName(key.ns, "namespace"); !st.ok()) return st;
   if (Status st = ValidateName(key.principal, "principal"); !st.ok()) return st;
-  return ValidateName(key.resource, "resource");
+  return ValidateName(key.resource, what);
 }
 
 // std::visit over several lambdas, one per alternative.
@@ -416,10 +418,16 @@ struct Engine::Units {
         return true;
       }
       WaitTerms terms{call.may_wait, call.deadline, id, /*for_call=*/true};
-      AcquireOutcome done = locks.Acquire(now, s, key, mode, call.owner, terms);
+      // A name may have become a semaphore while the call waited.
+      auto done = locks.Acquire(now, s, key, mode, call.owner, terms);
+      if (!done) {
+        call.result.error = done.error();
+        Undo(call, now);
+        return true;
+      }
       id = terms.wait;
-      if (done.wait) return false;
-      if (!Took(call, done, now)) return true;
+      if (done->wait) return false;
+      if (!Took(call, *done, now)) return true;
     }
     call.result.result = call.waited ? AcquireResult::kGrantedAfterWait
                                      : AcquireResult::kGranted;
@@ -739,6 +747,9 @@ Result<AcquireAllOutcome> Engine::AcquireAll(Time now,
     if (!IsRequestable(mode)) return std::unexpected(BadMode());
     const LockKey key{req.ns, req.principal, resource};
     if (Status st = ValidateKey(key); !st.ok()) return std::unexpected(st);
+    if (Status st = u.locks.CheckIsLock(key); !st.ok()) {
+      return std::unexpected(st);
+    }
     // A release drops a reference; it cannot convert back, so a failure
     // could not undo a conversion.
     const LockMode held = u.locks.Held(s, key, req.owner);
@@ -825,6 +836,57 @@ bool Engine::CancelWait(Time now, WaitId wait) {
 std::vector<LockInfo> Engine::ListLocks(Time now, std::string_view ns) {
   units_->Advance(now);
   return units_->locks.List(ns);
+}
+
+Result<AcquireOutcome> Engine::AcquireSemaphore(Time now,
+                                                const SemaphoreRequest& req) {
+  Units& u = *units_;
+  now = u.Advance(now);
+  const Units::SettleCallsOnReturn settle(&u);
+  Session* s = u.sessions.Find(req.session);
+  if (s == nullptr) return std::unexpected(SessionNotFound(req.session));
+  if (req.timeout < kWaitForever) return std::unexpected(BadTimeout());
+  if (req.limit < 1 || req.limit > kMaxSemaphoreLimit) {
+    return Error(StatusCode::kBadRequest,
+                 "limit must be 1.." + std::to_string(kMaxSemaphoreLimit) +
+                     "; got " + std::to_string(req.limit));
+  }
+  if (req.permits < 1 || req.permits > req.limit) {
+    return Error(StatusCode::kBadRequest,
+                 "permits must be 1..limit (" + std::to_string(req.limit) +
+                     "); got " + std::to_string(req.permits));
+  }
+  if (Status st = ValidateKey(req.key, "name"); !st.ok()) {
+    return std::unexpected(st);
+  }
+  if (Status st = u.MayRequest(s, req.key.ns, req.owner, now); !st.ok()) {
+    return std::unexpected(st);
+  }
+  WaitTerms terms{req.timeout.count() != 0, DeadlineAfter(now, req.timeout)};
+  return u.locks.AcquirePermits(now, s, req.key, req.permits, req.limit,
+                                req.owner, terms);
+}
+
+Result<std::uint32_t> Engine::ReleaseSemaphore(
+    Time now, const SemaphoreReleaseRequest& req) {
+  Units& u = *units_;
+  now = u.Advance(now);
+  const Units::SettleCallsOnReturn settle(&u);
+  Session* s = u.sessions.Find(req.session);
+  if (s == nullptr) return std::unexpected(SessionNotFound(req.session));
+  if (Status st = ValidateKey(req.key, "name"); !st.ok()) {
+    return std::unexpected(st);
+  }
+  if (req.owner == LockOwner::kTransaction && s->transaction == nullptr) {
+    return std::unexpected(u.MissingTransaction(s, now));
+  }
+  return u.locks.ReleasePermits(now, s, req.key, req.owner, req.permits);
+}
+
+std::vector<SemaphoreInfo> Engine::ListSemaphores(Time now,
+                                                  std::string_view ns) {
+  units_->Advance(now);
+  return units_->locks.ListSemaphores(ns);
 }
 
 std::vector<NamespaceInfo> Engine::ListNamespaces(Time now) {

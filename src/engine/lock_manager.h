@@ -62,9 +62,28 @@ class LockManager {
   // not wait or its deadline has passed; kDeadlock as a cycle's victim), or
   // parked (`wait` set; the id in the outcome). Parking first resolves
   // every cycle the request closes, so a parked request may come back
-  // decided (kGrantedAfterWait once a victim made way).
-  AcquireOutcome Acquire(Time now, Session* s, const LockKey& key,
-                         LockMode mode, LockOwner owner, WaitTerms& terms);
+  // decided (kGrantedAfterWait once a victim made way). kWrongKind (nothing
+  // changes) when the name is a semaphore in use.
+  Result<AcquireOutcome> Acquire(Time now, Session* s, const LockKey& key,
+                                 LockMode mode, LockOwner owner,
+                                 WaitTerms& terms);
+  // The refusal of a lock request on `key` when it names a semaphore in use.
+  Status CheckIsLock(const LockKey& key);
+
+  // --- Semaphores (lock_manager_semaphores.cc) -----------------------------
+  // As Acquire, for `permits` of the semaphore `key` of `limit` permits
+  // (both checked in range by the caller). Errors, nothing changed:
+  // kWrongKind, kLimitMismatch, kBadRequest (never grantable).
+  Result<AcquireOutcome> AcquirePermits(Time now, Session* s,
+                                        const LockKey& key,
+                                        std::uint32_t permits,
+                                        std::uint32_t limit, LockOwner owner,
+                                        WaitTerms& terms);
+  // Gives back `permits` (0: all) of what `s` holds as `owner`; returns
+  // what it still holds. kNotHeld, kBadRequest, kWrongKind, kWaitPending.
+  Result<std::uint32_t> ReleasePermits(Time now, Session* s, const LockKey& key,
+                                       LockOwner owner, std::uint32_t permits);
+  std::vector<SemaphoreInfo> ListSemaphores(std::string_view ns) const;
   // The refusal of a request from `s` while it waits (s->waiting) already.
   static Status WaitPending(const Session* s);
 
@@ -154,14 +173,27 @@ class LockManager {
   };
 
   Decision Decide(Resource* r, Session* s, LockOwner owner, LockMode mode);
+  Decision DecidePermits(Resource* r, Session* s, std::uint32_t permits);
+  // The semaphore's grant pass: strictly in queue order, while they fit.
+  void GrantPermitWaiters(Resource* r, Time now);
+  Grant* GrantPermits(Resource* r, Session* s, LockOwner owner,
+                      std::uint32_t permits, Time now);
+  static SemaphoreInfo DescribeSemaphore(const Resource* r,
+                                         const DecodedKey& key);
+  static Status WrongKind(const LockKey& key, const Resource* r);
   // `for_call`: a lock of an acquire-all call, journaled only when the
   // call succeeds (JournalHeld), so that a restart never brings back part
   // of a call that was not answered.
   Grant* GrantTo(Resource* r, Session* s, LockOwner owner, LockMode mode,
                  Time now, bool for_call);
-  // Parks a request that `d` says must wait, into `out`.
+  // Parks a request that `d` says must wait, into `out`; `permits` for a
+  // semaphore's.
   void Park(Time now, Session* s, Resource* r, LockOwner owner, LockMode mode,
-            const Decision& d, WaitTerms& terms, AcquireOutcome& out);
+            std::uint32_t permits, const Decision& d, WaitTerms& terms,
+            AcquireOutcome& out);
+  // A refused request that may not wait (kTimeout), into `out`.
+  void RefuseAtOnce(Time now, Session* s, Resource* r, LockOwner owner,
+                    LockMode mode, std::uint32_t permits, AcquireOutcome& out);
   void Announce(const Waiter* w, Time now);
   // Ends a parked request without a grant, then lets others move up.
   void AbortWait(Waiter* w, AcquireResult result, Time now,

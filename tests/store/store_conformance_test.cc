@@ -92,7 +92,7 @@ const StoreBackend kBackends[] = {
        SqliteExec(dir,
                   "INSERT INTO sessions VALUES (1, 'worker', '', 30000, 0, 7, "
                   "0, NULL, 0); INSERT INTO locks VALUES (1, 1, 'docs', '', "
-                  "'invoice-7', 8, 1, 0, 7);");
+                  "'invoice-7', 8, 1, 0, 7, 0);");
      },
      {}},
     {"Postgres",
@@ -124,7 +124,7 @@ CREATE TRIGGER refuse BEFORE INSERT ON {s}.keys
        PostgresExec(dir,
                     "INSERT INTO {s}.sessions VALUES (1, 'worker', '', "
                     "30000, 0, 7, 0, NULL, false); INSERT INTO {s}.locks "
-                    "VALUES (1, 1, 'docs', '', 'invoice-7', 8, 1, 0, 7);");
+                    "VALUES (1, 1, 'docs', '', 'invoice-7', 8, 1, 0, 7, 0);");
      },
      [](const std::string& dir) {
        PostgresExec(dir, "DROP SCHEMA IF EXISTS {s} CASCADE");
@@ -664,6 +664,29 @@ TEST_P(StoreConformance, ALockWithoutItsSessionIsRefusedOnLoad) {
       << loaded.error().message();
   EXPECT_NE(loaded.error().message().find("orphan-resource"), std::string::npos)
       << loaded.error().message();
+}
+
+// A semaphore's rows keep their permits (count) and limit; a lock and a
+// semaphore row never share a key (the engine keeps the kinds apart).
+TEST_P(StoreConformance, SemaphoreRowsKeepTheirPermitsAndLimit) {
+  Append({PutSession(Session(1)), PutSession(Session(2))});
+  LockRow first = Lock(1, "payments", LockOwner::kSession, LockMode::kNoLock);
+  first.count = 3;
+  first.limit = 5;
+  LockRow second = first;
+  second.session = 2;
+  second.owner = LockOwner::kTransaction;
+  second.count = 2;
+  second.fence = 18;
+  const LockRow job = Lock(1, "job");
+  Append({PutLock(first), PutLock(second), PutLock(job)});
+  LockRow fewer = first;
+  fewer.count = 1;
+  Append({PutLock(fewer)});
+  Reopen();
+  auto loaded = store_->LoadAll();
+  ASSERT_TRUE(loaded.has_value()) << loaded.error().ToString();
+  EXPECT_EQ(loaded->locks, (std::vector<LockRow>{job, fewer, second}));
 }
 
 // A lock row in a mode no build writes is refused on load, naming the row,
