@@ -264,6 +264,9 @@ struct LockInfo {
   std::string resource;
   std::vector<GrantedLockInfo> granted;
   std::vector<WaitingLockInfo> waiting;  // in queue order
+  // Set while a lock-delay holds it back (NamespaceOptions::lock_delay):
+  // nothing is granted before then.
+  std::optional<Time> lock_delay_until;
 };
 
 struct SemaphoreHolderInfo {
@@ -294,6 +297,10 @@ struct SemaphoreInfo {
   std::uint32_t held = 0;  // permits held, by all holders
   std::vector<SemaphoreHolderInfo> holders;
   std::vector<SemaphoreWaiterInfo> waiting;  // in queue order
+  // Set while a lock-delay holds permits back: `lock_delay_permits` of
+  // them (all, after a restart) are out of reach until then.
+  std::optional<Time> lock_delay_until;
+  std::uint32_t lock_delay_permits = 0;
 };
 
 // What one namespace holds now (GET /v1/namespaces, the dashboard).
@@ -443,9 +450,13 @@ class Engine {
   // session's memory locks were lost at a restart (see KeepAliveOutcome).
   // kSessionNotFound.
   Result<KeepAliveOutcome> KeepAlive(Time now, SessionId session);
+  // Who ends a session: its own client (its locks are free at once), or an
+  // administrator (a lock-delay applies, as for an expiry).
+  enum class SessionEnd : std::uint8_t { kByClient, kByAdministrator };
   // Ends the session as if it expired: cancels its wait (-2), rolls back its
   // transaction, releases all its locks. kSessionNotFound.
-  Status EndSession(Time now, SessionId session);
+  Status EndSession(Time now, SessionId session,
+                    SessionEnd how = SessionEnd::kByClient);
   Status SetDeadlockPriority(Time now, SessionId session, int priority);
   Result<SessionInfo> GetSession(Time now, SessionId session);
   std::vector<SessionInfo> ListSessions(Time now);
@@ -688,6 +699,9 @@ class Engine {
   Status RestoreFences(Fence reserved);
   Status RestoreSessionIds(SessionId reserved);
   Status RestoreTransactionIds(TransactionId reserved);
+  // The latest end of a lock-delay journaled (microseconds since 1970 UTC;
+  // 0: none): until then, lock-delay namespaces grant nothing new.
+  Status RestoreLockDelay(std::uint64_t until_us);
   Status Restore(Time now, const DurableState& state);
   // The journal entries made since the last call, in order. A caller must
   // make them durable before it answers the command that made them.

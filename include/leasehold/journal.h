@@ -122,6 +122,10 @@ struct JournalEntry {
     // is kept as the highest ever appended: a lower one changes nothing.
     kReserveSessionIds,      // `session_ids_reserved`
     kReserveTransactionIds,  // `transaction_ids_reserved`
+    // A lock-delay runs until `lock_delay_until_us` (microseconds since
+    // 1970 UTC), kept as the highest ever appended, so that a restart
+    // during it does not end it early (NamespaceOptions::lock_delay).
+    kReserveLockDelay,
   };
   Kind kind = Kind::kPutKey;
   KeyRow row;
@@ -132,6 +136,7 @@ struct JournalEntry {
   LockRow lock = {};
   SessionId session_ids_reserved = 0;
   TransactionId transaction_ids_reserved = 0;
+  std::uint64_t lock_delay_until_us = 0;
 };
 
 using JournalBatch = std::vector<JournalEntry>;
@@ -149,6 +154,8 @@ struct DurableState {
   // Every session id and transaction id ever handed out is at most these.
   SessionId session_ids_reserved = 0;
   TransactionId transaction_ids_reserved = 0;
+  // The latest end of a lock-delay ever journaled (0: none).
+  std::uint64_t lock_delay_until_us = 0;
 };
 
 }  // namespace leasehold

@@ -159,10 +159,14 @@ struct Engine::Units {
           ExpireTransaction(sessions.Find(d->id), d->at);
           break;
         case DeadlineKind::kSessionExpiry:
-          EndSession(sessions.Find(d->id), d->at, EventType::kSessionExpired);
+          EndSession(sessions.Find(d->id), d->at, EventType::kSessionExpired,
+                     /*lock_delay=*/true);
           break;
         case DeadlineKind::kLeaseExpiry:
           records.ExpireLease(d->id, d->at);
+          break;
+        case DeadlineKind::kLockDelayEnd:
+          locks.EndHold(d->at, d->id);
           break;
       }
       SettleCalls(d->at);
@@ -172,9 +176,12 @@ struct Engine::Units {
 
   // --- Sessions and transactions --------------------------------------------
 
-  void EndSession(Session* s, Time now, EventType how) {
+  // `lock_delay`: it did not end by its own client's hand, so what it holds
+  // is held back where a namespace says so (NamespaceOptions::lock_delay).
+  void EndSession(Session* s, Time now, EventType how, bool lock_delay) {
     // The session's kDeleteSession removes its lock rows.
     constexpr auto kRows = LockManager::RowDeletes::kBySessionDelete;
+    if (lock_delay) locks.HoldBackAll(now, s);
     locks.Cancel(now, s);
     if (s->transaction != nullptr) {
       FinishTransaction(s, now, EventType::kTransactionRolledBack, kRows);
@@ -590,13 +597,14 @@ Result<KeepAliveOutcome> Engine::KeepAlive(Time now, SessionId id) {
   return out;
 }
 
-Status Engine::EndSession(Time now, SessionId id) {
+Status Engine::EndSession(Time now, SessionId id, SessionEnd how) {
   Units& u = *units_;
   now = u.Advance(now);
   const Units::SettleCallsOnReturn settle(&u);
   Session* s = u.sessions.Find(id);
   if (s == nullptr) return SessionNotFound(id);
-  u.EndSession(s, now, EventType::kSessionClosed);
+  u.EndSession(s, now, EventType::kSessionClosed,
+               how == SessionEnd::kByAdministrator);
   return Status::Ok();
 }
 
@@ -912,6 +920,7 @@ void Engine::SetNamespaceOptions(std::string_view ns, NamespaceOptions o) {
   units_->locks.SetMemoryNamespace(ns, o.locks == LockDurability::kMemory);
   units_->outbox.SetMaxAttempts(ns, o.outbox_max_attempts);
   units_->transactions.SetLimit(ns, o.max_transaction);
+  units_->locks.SetLockDelay(ns, o.lock_delay);
 }
 
 Result<std::uint64_t> Engine::InsertRecord(Time now, RecordKey key,
@@ -1199,6 +1208,14 @@ Status Engine::RestoreTransactionIds(TransactionId reserved) {
   return Status::Ok();
 }
 
+Status Engine::RestoreLockDelay(std::uint64_t until_us) {
+  if (units_->started) return RestoreTooLate();
+  if (until_us == 0) return Status::Ok();
+  units_->locks.HoldBackAfterRestart(
+      Time(Duration(static_cast<Duration::rep>(until_us))));
+  return Status::Ok();
+}
+
 Status Engine::Restore(Time now, const DurableState& state) {
   for (const KeyRow& row : state.rows) {
     if (Status st = RestoreKey(now, KeyRow(row)); !st.ok()) return st;
@@ -1220,6 +1237,9 @@ Status Engine::Restore(Time now, const DurableState& state) {
   }
   if (Status st = RestoreTransactionIds(state.transaction_ids_reserved);
       !st.ok()) {
+    return st;
+  }
+  if (Status st = RestoreLockDelay(state.lock_delay_until_us); !st.ok()) {
     return st;
   }
   return RestoreFences(state.fences_reserved);

@@ -128,6 +128,7 @@ LockManager::Decision LockManager::Decide(Resource* r, Session* s,
     return d;
   }
   d.conversion = own != nullptr || table_.SessionHolds(r, s);
+  if (HeldBack(r)) return d;  // a lock-delay: nothing until it ends
   const ModeMask granted =
       d.conversion ? table_.OthersGrantedMask(r, s) : r->GrantedMask();
   if (ConflictsWithAny(d.target, granted)) return d;
@@ -517,7 +518,7 @@ CallStep LockManager::TakeCallStep() {
 }
 
 void LockManager::GrantWaiters(Resource* r, Time now) {
-  if (Quiet(r)) return;
+  if (Quiet(r) || HeldBack(r)) return;
   if (r->limit != 0) return GrantPermitWaiters(r, now);
   ModeMask waiting_ahead = 0;
   Waiter* w = r->queue_head;
@@ -621,8 +622,13 @@ void LockManager::CountByNamespace(
   });
 }
 
-LockInfo LockManager::Describe(const Resource* r, const DecodedKey& key) {
+LockInfo LockManager::Describe(const Resource* r, const DecodedKey& key) const {
   LockInfo info;
+  if (r->held_back) {
+    info.lock_delay_until = r->held_back_until;
+  } else if (restart_hold_until_ && RestartHolds(r)) {
+    info.lock_delay_until = restart_hold_until_;
+  }
   info.ns = key.ns;
   info.principal = key.principal;
   info.resource = key.resource;

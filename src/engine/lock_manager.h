@@ -84,6 +84,19 @@ class LockManager {
   Result<std::uint32_t> ReleasePermits(Time now, Session* s, const LockKey& key,
                                        LockOwner owner, std::uint32_t permits);
   std::vector<SemaphoreInfo> ListSemaphores(std::string_view ns) const;
+
+  // --- Lock-delay (NamespaceOptions::lock_delay; lock_delay.cc) -----------
+  void SetLockDelay(std::string_view ns, Duration delay);
+  // `s` is about to lose what it holds without having given it back (it
+  // expired, or an administrator ended it): in lock-delay namespaces, its
+  // locks and permits are held back from everyone until the delay ends,
+  // and that end is journaled. Call before the releases.
+  void HoldBackAll(Time now, Session* s);
+  // After a restart, from the journaled end of the latest delay: lock-delay
+  // namespaces grant nothing new until `until`.
+  void HoldBackAfterRestart(Time until);
+  // The kLockDelayEnd deadline of hold `hold` (0: the restart's).
+  void EndHold(Time at, std::uint64_t hold);
   // The refusal of a request from `s` while it waits (s->waiting) already.
   static Status WaitPending(const Session* s);
 
@@ -178,8 +191,18 @@ class LockManager {
   void GrantPermitWaiters(Resource* r, Time now);
   Grant* GrantPermits(Resource* r, Session* s, LockOwner owner,
                       std::uint32_t permits, Time now);
-  static SemaphoreInfo DescribeSemaphore(const Resource* r,
-                                         const DecodedKey& key);
+  SemaphoreInfo DescribeSemaphore(const Resource* r,
+                                  const DecodedKey& key) const;
+  Duration LockDelayOf(std::string_view ns) const;
+  // Holds back what `g` holds on its resource, if its namespace has a
+  // lock-delay.
+  void HoldBack(const Grant* g, Time now);
+  // A restart's hold covers `r` (its namespace has a lock-delay).
+  bool RestartHolds(const Resource* r) const;
+  // No grant on `r` now: a lock held back, or the restart's hold.
+  bool HeldBack(const Resource* r) const {
+    return r->held_back || (restart_hold_until_ && RestartHolds(r));
+  }
   static Status WrongKind(const LockKey& key, const Resource* r);
   // `for_call`: a lock of an acquire-all call, journaled only when the
   // call succeeds (JournalHeld), so that a restart never brings back part
@@ -216,7 +239,7 @@ class LockManager {
                                Session* closer);
   static DeadlockReport MakeReport(const std::vector<CycleEdge>& cycle,
                                    const Session* victim);
-  static LockInfo Describe(const Resource* r, const DecodedKey& key);
+  LockInfo Describe(const Resource* r, const DecodedKey& key) const;
   Event LockEvent(EventType type, Time now, const Session* s, const Resource* r,
                   LockOwner owner) const;
   void Emit(const Event& e) {
@@ -242,6 +265,17 @@ class LockManager {
   // once) goes straight into its outcome.
   WaitId inline_wait_ = 0;
   AcquireOutcome* inline_out_ = nullptr;
+  std::map<std::string, Duration, std::less<>> lock_delays_;
+  // A running lock-delay: what it holds back, until when.
+  struct Hold {
+    Resource* resource;
+    Time until;
+    std::uint32_t permits;  // a semaphore's; 0 for a lock
+  };
+  std::unordered_map<std::uint64_t, Hold> holds_;
+  std::uint64_t last_hold_id_ = 0;
+  Time journaled_hold_until_{};
+  std::optional<Time> restart_hold_until_;
   std::deque<CallStep> call_steps_;
   std::vector<FinishedWait> finished_;
   std::uint64_t deadlocks_ = 0;

@@ -75,8 +75,10 @@ LockManager::Decision LockManager::DecidePermits(Resource* r, Session* s,
                                                  std::uint32_t permits) {
   Decision d;
   d.conversion = !Quiet(r) && table_.SessionHolds(r, s);
-  if (Quiet(r)) return d;
-  const bool fits = std::uint64_t{r->permits_held} + permits <= r->limit;
+  if (Quiet(r) || HeldBack(r)) return d;
+  const bool fits =
+      std::uint64_t{r->permits_held} + r->held_back_permits + permits <=
+      r->limit;
   const Waiter* head = r->queue_head;
   d.grantable =
       fits && (head == nullptr || (d.conversion && !head->conversion));
@@ -108,7 +110,10 @@ void LockManager::GrantPermitWaiters(Resource* r, Time now) {
   // Strictly FIFO: a request that does not fit yet holds back everyone
   // behind it, so many small requests cannot starve one large one.
   while (Waiter* w = r->queue_head) {
-    if (std::uint64_t{r->permits_held} + w->permits > r->limit) return;
+    if (std::uint64_t{r->permits_held} + r->held_back_permits + w->permits >
+        r->limit) {
+      return;
+    }
     GrantWaiter(w, now);
   }
 }
@@ -177,8 +182,15 @@ std::vector<SemaphoreInfo> LockManager::ListSemaphores(
 }
 
 SemaphoreInfo LockManager::DescribeSemaphore(const Resource* r,
-                                             const DecodedKey& key) {
+                                             const DecodedKey& key) const {
   SemaphoreInfo info;
+  if (restart_hold_until_ && RestartHolds(r)) {
+    info.lock_delay_until = restart_hold_until_;
+    info.lock_delay_permits = r->limit;
+  } else if (r->held_back_permits != 0) {
+    info.lock_delay_until = r->held_back_until;
+    info.lock_delay_permits = r->held_back_permits;
+  }
   info.ns = key.ns;
   info.principal = key.principal;
   info.name = key.resource;

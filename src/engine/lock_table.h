@@ -71,8 +71,16 @@ struct Resource {
   // created), of which its grants hold `permits_held`.
   std::uint32_t limit = 0;
   std::uint32_t permits_held = 0;
+  // Lock-delay (LockManager): a lock grants nothing while held back; a
+  // semaphore keeps `held_back_permits` out of reach. Until the latest end.
+  bool held_back = false;
+  std::uint32_t held_back_permits = 0;
+  Time held_back_until{};
 
-  bool idle() const { return grants == nullptr && queue_head == nullptr; }
+  bool idle() const {
+    return grants == nullptr && queue_head == nullptr && !held_back &&
+           held_back_permits == 0;
+  }
   ModeMask GrantedMask() const;
 };
 

@@ -222,10 +222,12 @@ void ListLocks(Call& c, const std::string& ns) {
                              {"since", TimeJson(w.since)},
                              {"deadline", TimeJson(w.deadline)}});
           }
-          out.push_back(json::object{{"resource", l.resource},
-                                     {"principal", l.principal},
-                                     {"granted", granted},
-                                     {"waiting", waiting}});
+          out.push_back(
+              json::object{{"resource", l.resource},
+                           {"principal", l.principal},
+                           {"granted", granted},
+                           {"waiting", waiting},
+                           {"lock_delay_until", TimeJson(l.lock_delay_until)}});
         }
         return JsonResponse(200, json::object{{"locks", out}});
       });

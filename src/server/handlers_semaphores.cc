@@ -61,9 +61,14 @@ json::object SemaphoreJson(const SemaphoreInfo& s) {
                                    {"since", TimeJson(w.since)},
                                    {"deadline", TimeJson(w.deadline)}});
   }
-  return json::object{{"name", s.name},     {"principal", s.principal},
-                      {"limit", s.limit},   {"held", s.held},
-                      {"holders", holders}, {"waiting", waiting}};
+  return json::object{{"name", s.name},
+                      {"principal", s.principal},
+                      {"limit", s.limit},
+                      {"held", s.held},
+                      {"holders", holders},
+                      {"waiting", waiting},
+                      {"lock_delay_until", TimeJson(s.lock_delay_until)},
+                      {"lock_delay_permits", s.lock_delay_permits}};
 }
 
 }  // namespace

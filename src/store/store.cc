@@ -32,6 +32,7 @@ Result<DurableState> Store::LoadAll() {
   state.fences_reserved = reserved->fences;
   state.session_ids_reserved = reserved->session_ids;
   state.transaction_ids_reserved = reserved->transaction_ids;
+  state.lock_delay_until_us = reserved->lock_delay_until_us;
   return state;
 }
 

@@ -27,6 +27,9 @@ class Store {
     Fence fences = 0;
     SessionId session_ids = 0;
     TransactionId transaction_ids = 0;
+    // The latest end of a lock-delay, in microseconds since 1970 UTC (0:
+    // none); kept like the others, as the highest appended.
+    std::uint64_t lock_delay_until_us = 0;
   };
 
   // Calls `key` for every stored key, in (ns, key) byte order, then

@@ -165,15 +165,17 @@ TEST(PostgresStore, RefusesANewerSchemaAndLeavesItAlone) {
             "99");
 }
 
-// Version 2 gave lock rows a semaphore limit: a version-1 schema (made
-// here by taking the column away again) is migrated on open, and its lock
-// rows come back as locks.
+// Version 2 gave lock rows a semaphore limit, version 3 the lock-delay
+// reservation: a version-1 schema (made here by taking them away again) is
+// migrated on open, and its lock rows come back as locks.
 TEST(PostgresStore, MigratesAVersion1Schema) {
   TestDatabase db("pgstore");
   ASSERT_FALSE(db.url().empty());
   ASSERT_NE(Open(db.url()), nullptr);
   ASSERT_TRUE(PgExec(db.url(),
                      "ALTER TABLE leasehold.locks DROP COLUMN semaphore_limit; "
+                     "DELETE FROM leasehold.meta WHERE name = "
+                     "'lock_delay_until_us'; "
                      "UPDATE leasehold.meta SET value = 1 WHERE name = "
                      "'schema_version'; INSERT INTO leasehold.sessions VALUES "
                      "(5, 'old', '', 30000, 0, 7, 0, NULL, false); INSERT INTO "

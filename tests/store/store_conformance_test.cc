@@ -583,6 +583,25 @@ TEST_P(StoreConformance, IdReservationsOnlyGrow) {
   EXPECT_EQ(s.transaction_ids_reserved, 1ull << 40);
 }
 
+// The end of the latest lock-delay is kept like a reservation: the highest
+// appended, whatever the order, across a reopen.
+TEST_P(StoreConformance, TheLockDelaysEndOnlyGrows) {
+  const auto delay = [](std::uint64_t until_us) {
+    JournalEntry e;
+    e.kind = Kind::kReserveLockDelay;
+    e.lock_delay_until_us = until_us;
+    return e;
+  };
+  EXPECT_EQ(Load().lock_delay_until_us, 0u);
+  const std::uint64_t later = 1'767'225'615'000'000;  // 2026, in µs
+  Append({delay(later - 5'000'000), delay(later)});
+  Append({delay(later - 1)});
+  Reopen();
+  const DurableState s = Load();
+  EXPECT_EQ(s.lock_delay_until_us, later);
+  EXPECT_EQ(s.fences_reserved, 0u) << "each reservation is its own";
+}
+
 // Sessions by id, then locks by (session, owner, ns, principal, resource),
 // every session before the first lock: a restore attaches locks to sessions.
 TEST_P(StoreConformance, LoadsSessionsThenLocksInKeyOrder) {
@@ -866,6 +885,10 @@ class SequentialModel {
         state_.transaction_ids_reserved = std::max(
             state_.transaction_ids_reserved, e.transaction_ids_reserved);
         return;
+      case Kind::kReserveLockDelay:
+        state_.lock_delay_until_us =
+            std::max(state_.lock_delay_until_us, e.lock_delay_until_us);
+        return;
       case Kind::kPutOperation:
         operations_[{e.operation.ns, e.operation.op_id}] = e.operation;
         return;
@@ -1037,6 +1060,7 @@ TEST_P(StoreConformance, RandomBatchesLeaveWhatTheirEntriesOneByOneLeave) {
     ASSERT_EQ(got.fences_reserved, want.fences_reserved);
     ASSERT_EQ(got.session_ids_reserved, want.session_ids_reserved);
     ASSERT_EQ(got.transaction_ids_reserved, want.transaction_ids_reserved);
+    ASSERT_EQ(got.lock_delay_until_us, want.lock_delay_until_us);
   }
 }
 

@@ -233,13 +233,14 @@ class Loader {
           name == "fences_reserved"            ? &reserved.fences
           : name == "session_ids_reserved"     ? &reserved.session_ids
           : name == "transaction_ids_reserved" ? &reserved.transaction_ids
+          : name == "lock_delay_until_us"      ? &reserved.lock_delay_until_us
                                                : nullptr;
       if (to != nullptr) {
         *to = value;
         ++found;
       }
     }
-    if (found != 3) {
+    if (found != 4) {
       return std::unexpected(Corrupt("the meta table (a reservation)"));
     }
     return reserved;

@@ -196,7 +196,8 @@ void BindReservations(const BatchPlan& plan, std::vector<BoundStatement>& out) {
   const std::pair<const char*, std::uint64_t> reservations[] = {
       {"fences_reserved", plan.fences_reserved},
       {"session_ids_reserved", plan.session_ids_reserved},
-      {"transaction_ids_reserved", plan.transaction_ids_reserved}};
+      {"transaction_ids_reserved", plan.transaction_ids_reserved},
+      {"lock_delay_until_us", plan.lock_delay_until_us}};
   for (const auto& [name, value] : reservations) {
     if (value == 0) continue;
     b[0].Bytes(name);

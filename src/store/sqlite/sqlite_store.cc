@@ -119,6 +119,7 @@ class SqliteStore final : public Store {
              std::pair{"fences_reserved", &reserved.fences},
              std::pair{"session_ids_reserved", &reserved.session_ids},
              std::pair{"transaction_ids_reserved", &reserved.transaction_ids},
+             std::pair{"lock_delay_until_us", &reserved.lock_delay_until_us},
          }) {
       auto stored = db_.QueryInt(
           std::string("SELECT value FROM meta WHERE name = '") + name + "'");
@@ -492,6 +493,8 @@ class SqliteStore final : public Store {
         return Reserve("session_ids_reserved", e.session_ids_reserved);
       case JournalEntry::Kind::kReserveTransactionIds:
         return Reserve("transaction_ids_reserved", e.transaction_ids_reserved);
+      case JournalEntry::Kind::kReserveLockDelay:
+        return Reserve("lock_delay_until_us", e.lock_delay_until_us);
     }
     return Status(StatusCode::kInternal, "unknown journal entry");
   }
