@@ -72,8 +72,17 @@ Status LockManager::CheckIsLock(const LockKey& key) {
   return r != nullptr && r->limit != 0 ? WrongKind(key, r) : Status::Ok();
 }
 
+std::string QuotedName(std::string_view name) {
+  std::string out;
+  out.reserve(name.size() + 2);
+  out += '"';
+  out += name;
+  out += '"';
+  return out;
+}
+
 Status LockManager::WrongKind(const LockKey& key, const Resource* r) {
-  const std::string name = "\"" + std::string(key.resource) + "\"";
+  const std::string name = QuotedName(key.resource);
   if (r->limit == 0) {
     return Status(StatusCode::kWrongKind,
                   name +

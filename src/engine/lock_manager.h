@@ -43,6 +43,11 @@ struct WaitTerms {
   bool for_call = false;
 };
 
+// `name` in double quotes, for messages. Appended piece by piece: GCC 12
+// at -O3 reports a false -Wrestrict for "\"" + std::string(...) (its bug
+// 105329).
+std::string QuotedName(std::string_view name);
+
 // The decision on a parked request of an acquire-all call.
 struct CallStep {
   WaitId wait = 0;

@@ -11,10 +11,6 @@
 namespace leasehold::engine {
 namespace {
 
-std::string Quoted(std::string_view name) {
-  return "\"" + std::string(name) + "\"";
-}
-
 // Permits the session holds on `r`, as either owner.
 std::uint64_t SessionPermits(const Resource* r, const Session* s) {
   std::uint64_t held = 0;
@@ -37,7 +33,7 @@ Result<AcquireOutcome> LockManager::AcquirePermits(
     return std::unexpected(WrongKind(key, r));
   } else if (r->limit != limit) {
     return Error(StatusCode::kLimitMismatch,
-                 "semaphore " + Quoted(key.resource) +
+                 "semaphore " + QuotedName(key.resource) +
                      " is in use with limit " + std::to_string(r->limit) +
                      ", not " + std::to_string(limit) +
                      "; every request must give the same limit while it is "
@@ -49,7 +45,7 @@ Result<AcquireOutcome> LockManager::AcquirePermits(
                  "session " + std::to_string(s->id) + " holds " +
                      std::to_string(held) + " of the " +
                      std::to_string(r->limit) + " permits of " +
-                     Quoted(key.resource) + "; " + std::to_string(permits) +
+                     QuotedName(key.resource) + "; " + std::to_string(permits) +
                      " more could never be granted");
   }
   const Decision d = DecidePermits(r, s, permits);
@@ -128,14 +124,15 @@ Result<std::uint32_t> LockManager::ReleasePermits(Time now, Session* s,
   if (g == nullptr) {
     return Error(StatusCode::kNotHeld, "session " + std::to_string(s->id) +
                                            " holds no permits of semaphore " +
-                                           Quoted(key.resource) + " as owner " +
+                                           QuotedName(key.resource) +
+                                           " as owner " +
                                            std::string(LockOwnerName(owner)));
   }
   if (permits > g->count) {
     return Error(StatusCode::kBadRequest,
                  "session " + std::to_string(s->id) + " holds " +
                      std::to_string(g->count) + " permits of " +
-                     Quoted(key.resource) + " as owner " +
+                     QuotedName(key.resource) + " as owner " +
                      std::string(LockOwnerName(owner)) + ", fewer than the " +
                      std::to_string(permits) + " to release");
   }
