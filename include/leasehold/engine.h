@@ -308,7 +308,9 @@ struct NamespaceInfo {
   std::string ns;
   std::size_t keys = 0;              // keys with a record or a lease
   std::size_t active_checkouts = 0;  // unexpired leases
-  std::size_t lock_resources = 0;    // resources with a holder or a waiter
+  std::size_t lock_resources = 0;    // locks with a holder, a waiter or a
+                                     // lock-delay
+  std::size_t semaphores = 0;        // semaphores in use (as lock_resources)
   std::vector<std::string> topics;   // outbox topics, sorted
 };
 

@@ -627,7 +627,7 @@ void LockManager::CountByNamespace(
     auto it = out.find(ns);
     if (it == out.end())
       it = out.emplace(std::string(ns), NamespaceInfo{}).first;
-    ++it->second.lock_resources;
+    ++(r->limit != 0 ? it->second.semaphores : it->second.lock_resources);
   });
 }
 
