@@ -146,6 +146,7 @@ class Runner {
   void CollectFinished(const Step& step);
   std::optional<ScenarioFailure> UnexpectedFinish();
   ScenarioFailure Failure(const Step& step, const std::string& what);
+  std::string DescribeTables();  // locks, then semaphores
   std::string DescribeLocks();
   std::string DescribeSemaphores();
   std::string DescribeDelay(const std::optional<Time>& until) const;
@@ -249,10 +250,9 @@ std::optional<ScenarioFailure> Runner::UnexpectedFinish() {
 }
 
 ScenarioFailure Runner::Failure(const Step& step, const std::string& what) {
-  return ScenarioFailure{step.line, "step: " + step.text + "\n" + what +
-                                        "\nlocks at " +
-                                        std::to_string(now_ms_) + " ms:\n" +
-                                        DescribeLocks() + DescribeSemaphores()};
+  return ScenarioFailure{
+      step.line, "step: " + step.text + "\n" + what + "\nlocks at " +
+                     std::to_string(now_ms_) + " ms:\n" + DescribeTables()};
 }
 
 std::string Runner::DescribeDelay(const std::optional<Time>& until) const {
@@ -281,6 +281,11 @@ std::string Runner::DescribeLocks() {
              "\n";
     }
   }
+  return out;
+}
+
+std::string Runner::DescribeTables() {
+  std::string out = DescribeLocks() + DescribeSemaphores();
   return out.empty() ? "  (none)\n" : out;
 }
 
