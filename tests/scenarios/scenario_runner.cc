@@ -695,7 +695,7 @@ Mismatch Runner::Give(const Step& step) {
       [&](std::uint32_t n) {
         return step.expect.kind == Kind::kOk || n == step.expect.number;
       },
-      [](std::uint32_t n) { return std::to_string(n) + " left"; });
+      [](std::uint32_t n) { return std::to_string(n); });
 }
 
 Mismatch Runner::QueryPermits(const Step& step) {
