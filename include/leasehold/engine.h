@@ -517,7 +517,8 @@ class Engine {
   // sp_releaseapplock); kWaitPending when the session is waiting to convert
   // its lock on this same resource (cancel the wait first).
   Status Release(Time now, const ReleaseRequest& request);
-  // APPLOCK_MODE: the owner's current mode, kNoLock if none.
+  // APPLOCK_MODE: the owner's current mode, kNoLock if none (also for a
+  // semaphore's name: no lock is held there; Test answers false for it).
   Result<LockMode> Mode(Time now, SessionId session, const LockKey& key,
                         LockOwner owner);
   // APPLOCK_TEST: whether Acquire would grant at once. Acquires nothing.
