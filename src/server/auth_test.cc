@@ -95,6 +95,44 @@ class ApiAuthTest : public ApiTest {
   }
 };
 
+// Lock-delay: an administrator ending another principal's session holds
+// its locks back; a session ended by its own client frees them at once.
+TEST_F(ApiAuthTest, AnAdministratorsEndHoldsLocksBackAClientsDoesNot) {
+  NamespaceOptions delayed;
+  delayed.lock_delay = std::chrono::milliseconds(60'000);
+  service_->SetNamespaceOptions("billing", delayed);
+  const auto open = [&](const char* token) {
+    auto a =
+        Call("POST", "/v1/sessions", R"({"name":"x","ttl_ms":60000})", token);
+    EXPECT_EQ(a.status, 201u);
+    return std::string(a.body.at("id").as_string());
+  };
+  const std::string lost = open(kBilling), other = open(kBilling);
+  ASSERT_EQ(Acquire("billing", lost, kBilling).status, 200u);
+  ASSERT_EQ(Call("DELETE", "/v1/sessions/" + lost, "", kOps).status, 204u);
+  auto refused = Acquire("billing", other, kBilling);
+  EXPECT_EQ(refused.status, 409u);
+  EXPECT_EQ(refused.body.at("result").as_int64(), -1);
+  auto listed = Call("GET", "/v1/applocks/billing", "", kBilling);
+  ASSERT_EQ(listed.body.at("locks").as_array().size(), 1u);
+  EXPECT_TRUE(
+      listed.body.at("locks").as_array()[0].at("lock_delay_until").is_string());
+
+  const std::string own = open(kBilling), next = open(kBilling);
+  const std::string body =
+      R"({"session":")" + own +
+      R"(","resource":"report","mode":"Exclusive","owner":"Session",)"
+      R"("timeout_ms":0})";
+  ASSERT_EQ(Call("POST", "/v1/applocks/billing/acquire", body, kBilling).status,
+            200u);
+  ASSERT_EQ(Call("DELETE", "/v1/sessions/" + own, "", kBilling).status, 204u);
+  std::string again = body;
+  again.replace(again.find(own), own.size(), next);
+  EXPECT_EQ(
+      Call("POST", "/v1/applocks/billing/acquire", again, kBilling).status,
+      200u);
+}
+
 TEST_F(ApiAuthTest, NoOrUnknownTokenIs401ButHealthStaysOpen) {
   EXPECT_EQ(Call("GET", "/healthz").status, 200u);
   auto a = Call("GET", "/v1/sessions");
