@@ -486,7 +486,15 @@ void EngineService::Complete(Completions ready) {
   --inline_depth;
 }
 
+void EngineService::UseManualClock() {
+  std::lock_guard lock(mu_);
+  manual_clock_ = true;
+  timer_at_.reset();
+  timer_.cancel();
+}
+
 void EngineService::ArmTimer() {
+  if (manual_clock_) return;
   const std::optional<Time> next = engine_->NextDeadline();
   if (next == timer_at_) return;
   timer_at_ = next;
@@ -499,15 +507,15 @@ void EngineService::ArmTimer() {
                        std::chrono::microseconds(1));
   timer_.async_wait([this](const boost::system::error_code& ec) {
     if (ec) return;  // re-armed or cancelled
-    OnTimer();
+    ApplyDeadlines(nullptr);
   });
 }
 
-void EngineService::OnTimer() {
+void EngineService::ApplyDeadlines(std::function<void(const Status&)> done) {
   Step([&](Completions& ready) {
     timer_at_.reset();
     engine_->AdvanceTo(clock_.Now());
-    AfterStep(nullptr, ready);
+    AfterStep(done ? Completion(std::move(done)) : Completion(), ready);
   });
 }
 

@@ -16,8 +16,10 @@
 //
 // A lock request that must wait is parked in the engine as data; its
 // completion is kept here, keyed by WaitId, and runs when the engine
-// decides the request (granted, timeout, cancel, deadlock). One timer,
-// set to the engine's NextDeadline(), drives expiries and timeouts.
+// decides the request (granted, timeout, cancel, deadlock). Expiries and
+// timeouts are applied by ApplyDeadlines(): one timer, set to the engine's
+// NextDeadline(), calls it; with a manual clock (UseManualClock) whoever
+// moves the clock calls it instead.
 //
 // A store that fails (a full disk, an fsync error, a lost database
 // connection) stays failed for the committer: the engine's memory is then
@@ -186,6 +188,18 @@ class EngineService {
   // Ends a parked request with -2 (e.g. its client hung up).
   void CancelWait(WaitId wait);
 
+  // Applies, as one step, everything the engine had due at or before
+  // clock.Now(): session and lease expiries, wait timeouts, transaction
+  // limits. `done` (may be empty) runs once that step is durable and its
+  // events have gone to the listener, with OK or the store's failure; on a
+  // thread as for Execute(). Thread-safe.
+  void ApplyDeadlines(std::function<void(const Status&)> done);
+  // For a clock that moves only when told (common/manual_clock.h): the
+  // service keeps no timer (it would wait on real time for a deadline of
+  // the manual one), and whoever moves the clock calls ApplyDeadlines()
+  // after each move. Call before serving.
+  void UseManualClock();
+
   // Opens the store again, for a recovery: a new file handle or connection
   // to the same data. Runs on an I/O thread, never under the mutex.
   using StoreOpener = std::function<Result<std::unique_ptr<Store>>()>;
@@ -291,7 +305,6 @@ class EngineService {
     std::vector<OwnedEvent> events;
   };
   void ArmTimer();  // under mu_
-  void OnTimer();
 
   // Recovery from a failed store (EnableRecovery). Under mu_: arms the
   // first attempt, once per failure.
@@ -343,6 +356,7 @@ class EngineService {
   std::unordered_map<WaitId, WaitDone> parked_;
   std::deque<PendingStep> pending_;
   std::optional<Time> timer_at_;
+  bool manual_clock_ = false;  // no timer: see UseManualClock()
 };
 
 }  // namespace leasehold
