@@ -1,6 +1,6 @@
 // The handlers behind Api: one function per endpoint, grouped by resource
 // (handlers_sessions.cc, handlers_applocks.cc, handlers_acquire_all.cc,
-// handlers_records.cc, handlers_outbox.cc).
+// handlers_records.cc, handlers_outbox.cc, handlers_testing.cc).
 // Internal to the server.
 #ifndef LEASEHOLD_SERVER_HANDLERS_H_
 #define LEASEHOLD_SERVER_HANDLERS_H_
@@ -34,6 +34,9 @@ struct Call {
   Metrics* metrics = nullptr;                // may be null (no /metrics)
   // The node's cluster; null on a node of its own (SQLite).
   const cluster::ClusterView* cluster = nullptr;
+  // The clock /v1/testing/clock moves; null unless serving with
+  // --clock manual.
+  ManualClock* manual_clock = nullptr;
 
   // The principal that opens sessions through this call ("" when off).
   std::string CallerName() const {
@@ -80,6 +83,11 @@ void Health(Call& c);
 void ServeMetrics(Call& c);
 void ClusterInfo(Call& c);
 void EventsWithoutHub(Call& c);
+
+// handlers_testing.cc: GET and POST /v1/testing/clock (404 without a
+// manual clock).
+void ReadTestingClock(Call& c);
+void AdvanceTestingClock(Call& c);
 
 void CreateSession(Call& c);
 void KeepAlive(Call& c, SessionId id);
