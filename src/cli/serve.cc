@@ -179,7 +179,7 @@ int RunServe(const ServeFlags& flags) {
     }
     service = std::move(*opened);
   }
-  if (manual_clock) service->UseManualClock();
+  if (manual_clock) service->UseManualClock(manual);
   std::unique_ptr<cluster::ClusterNode> node;  // set once serving
   // The same, for the service's threads, which may run before it is set.
   std::atomic<cluster::ClusterNode*> node_for_recovery{nullptr};
@@ -212,7 +212,6 @@ int RunServe(const ServeFlags& flags) {
       });
   server::Api api(*service, c.api, &metrics);
   api.SetHistory(&history);
-  if (manual_clock) api.SetManualClock(&manual);
   server::HttpServer http(io, api, *service, c.http, &hub);
 
   auto work = asio::make_work_guard(io);

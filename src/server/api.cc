@@ -223,7 +223,6 @@ void Api::Handle(ApiRequest request, Respond respond) {
          nullptr};
   c.history = history_;
   c.metrics = metrics_;
-  c.manual_clock = manual_clock_;
 
   auto query = ParseQuery(target);
   if (!query) return c.Fail(BadTarget());

@@ -20,13 +20,6 @@ namespace leasehold::server {
 struct Call;
 struct Route;
 class ActivityHistory;
-}  // namespace leasehold::server
-
-namespace leasehold {
-class ManualClock;
-}  // namespace leasehold
-
-namespace leasehold::server {
 
 struct ApiRequest {
   std::string method;  // "GET", "POST", "PUT", "DELETE"
@@ -77,11 +70,6 @@ class Api {
   // store), so it may be set once serving; must outlive the Api.
   void SetCluster(const cluster::ClusterView* cluster) { cluster_ = cluster; }
 
-  // The clock that POST /v1/testing/clock moves (serve --clock manual);
-  // while null, the default, that endpoint does not exist (404). Set
-  // before serving; must outlive the Api.
-  void SetManualClock(ManualClock* clock) { manual_clock_ = clock; }
-
   // On a node that does not lead, the answer to a request for `target`
   // that only the leader serves: 307 to the leader's URL with the same
   // target (a client resends the same method and body there), or 503
@@ -109,7 +97,6 @@ class Api {
   ApiOptions options_;
   Metrics* metrics_;
   const ActivityHistory* history_ = nullptr;
-  ManualClock* manual_clock_ = nullptr;
   std::atomic<const cluster::ClusterView*> cluster_{nullptr};
 };
 

@@ -34,9 +34,6 @@ struct Call {
   Metrics* metrics = nullptr;                // may be null (no /metrics)
   // The node's cluster; null on a node of its own (SQLite).
   const cluster::ClusterView* cluster = nullptr;
-  // The clock /v1/testing/clock moves; null unless serving with
-  // --clock manual.
-  ManualClock* manual_clock = nullptr;
 
   // The principal that opens sessions through this call ("" when off).
   std::string CallerName() const {

@@ -1,7 +1,6 @@
 // GET and POST /v1/testing/clock: the manual clock of a server started
 // with `serve --store memory --clock manual` (docs/testing.md). Without a
 // manual clock the endpoint does not exist (404, as for any unknown path).
-#include "common/manual_clock.h"
 #include "server/handlers.h"
 
 namespace leasehold::server {
@@ -34,21 +33,20 @@ Result<std::chrono::milliseconds> AdvanceField(const json::object& body) {
 }  // namespace
 
 void ReadTestingClock(Call& c) {
-  if (c.manual_clock == nullptr) return c.Fail(NoRoute(c.method, c.raw_path));
-  c.Reply(200, json::object{{"now", TimeJson(c.manual_clock->Now())}});
+  const std::optional<Time> now = c.service.ManualTime();
+  if (!now) return c.Fail(NoRoute(c.method, c.raw_path));
+  c.Reply(200, json::object{{"now", TimeJson(*now)}});
 }
 
 // Answers once every deadline up to the new time has been applied and its
 // events published: a test may look at /v1/events right after.
 void AdvanceTestingClock(Call& c) {
-  if (c.manual_clock == nullptr) return c.Fail(NoRoute(c.method, c.raw_path));
+  if (!c.service.ManualTime()) return c.Fail(NoRoute(c.method, c.raw_path));
   auto by = AdvanceField(c.body);
   if (!by) return c.Fail(by.error());
-  auto now = c.manual_clock->Advance(*by);
-  if (!now) return c.Fail(now.error());
-  c.service.ApplyDeadlines([respond = c.respond, now = *now](const Status& st) {
-    respond(st.ok() ? JsonResponse(200, json::object{{"now", TimeJson(now)}})
-                    : ErrorResponse(st));
+  c.service.AdvanceClock(*by, [respond = c.respond](Result<Time> now) {
+    respond(now ? JsonResponse(200, json::object{{"now", TimeJson(*now)}})
+                : ErrorResponse(now.error()));
   });
 }
 

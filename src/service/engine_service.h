@@ -18,8 +18,8 @@
 // completion is kept here, keyed by WaitId, and runs when the engine
 // decides the request (granted, timeout, cancel, deadlock). Expiries and
 // timeouts are applied by ApplyDeadlines(): one timer, set to the engine's
-// NextDeadline(), calls it; with a manual clock (UseManualClock) whoever
-// moves the clock calls it instead.
+// NextDeadline(), calls it; with a manual clock (UseManualClock) there is
+// no timer, and AdvanceClock() calls it each time it moves the clock.
 //
 // A store that fails (a full disk, an fsync error, a lost database
 // connection) stays failed for the committer: the engine's memory is then
@@ -56,6 +56,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/manual_clock.h"
 #include "leasehold/clock.h"
 #include "leasehold/engine.h"
 #include "store/group_commit.h"
@@ -194,11 +195,18 @@ class EngineService {
   // events have gone to the listener, with OK or the store's failure; on a
   // thread as for Execute(). Thread-safe.
   void ApplyDeadlines(std::function<void(const Status&)> done);
-  // For a clock that moves only when told (common/manual_clock.h): the
-  // service keeps no timer (it would wait on real time for a deadline of
-  // the manual one), and whoever moves the clock calls ApplyDeadlines()
-  // after each move. Call before serving.
-  void UseManualClock();
+  // Makes `clock`, the clock the service was opened with, move only by
+  // AdvanceClock(): the service keeps no timer (it would wait on real
+  // time for a deadline of the manual one). Call before serving; `clock`
+  // must outlive the service.
+  void UseManualClock(ManualClock& clock);
+  // With a manual clock: moves it forward by `by`, then ApplyDeadlines();
+  // `done` gets the new time once every deadline up to it is applied and
+  // its events published. kBadRequest when the clock refuses the move
+  // (ManualClock::Advance), kNotFound without a manual clock. Thread-safe.
+  void AdvanceClock(Duration by, std::function<void(Result<Time>)> done);
+  // The manual clock's time; nullopt without one. Thread-safe.
+  std::optional<Time> ManualTime() const;
 
   // Opens the store again, for a recovery: a new file handle or connection
   // to the same data. Runs on an I/O thread, never under the mutex.
@@ -356,7 +364,8 @@ class EngineService {
   std::unordered_map<WaitId, WaitDone> parked_;
   std::deque<PendingStep> pending_;
   std::optional<Time> timer_at_;
-  bool manual_clock_ = false;  // no timer: see UseManualClock()
+  // Set once, before serving: no timer (UseManualClock).
+  ManualClock* manual_clock_ = nullptr;
 };
 
 }  // namespace leasehold

@@ -26,7 +26,7 @@ class ManualClockServiceTest : public ::testing::Test {
     auto s = EngineService::Open(io_, OpenMemoryStore(), {}, clock_);
     ASSERT_TRUE(s.has_value()) << s.error().ToString();
     service_ = std::move(*s);
-    service_->UseManualClock();
+    service_->UseManualClock(clock_);
     service_->SetEventListener([this](const std::vector<OwnedEvent>& events) {
       std::lock_guard lock(mu_);
       for (const auto& e : events) events_.push_back(e.type);
@@ -45,13 +45,14 @@ class ManualClockServiceTest : public ::testing::Test {
     return std::ranges::find(events_, type) != events_.end();
   }
 
-  // Moves the clock and waits for ApplyDeadlines' answer.
+  // Moves the clock and waits for the service's answer.
   void Advance(Duration by) {
-    ASSERT_TRUE(clock_.Advance(by).has_value());
-    std::promise<Status> applied;
-    service_->ApplyDeadlines([&](const Status& st) { applied.set_value(st); });
-    const Status st = applied.get_future().get();
-    ASSERT_TRUE(st.ok()) << st.ToString();
+    const Time before = clock_.Now();
+    std::promise<Result<Time>> applied;
+    service_->AdvanceClock(by, [&](Result<Time> t) { applied.set_value(t); });
+    const Result<Time> now = applied.get_future().get();
+    ASSERT_TRUE(now.has_value()) << now.error().ToString();
+    EXPECT_EQ(*now, before + by);
   }
 
   ManualClock clock_;
