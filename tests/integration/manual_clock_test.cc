@@ -23,14 +23,31 @@ namespace json = boost::json;
 // Generous: only a hang fails on time, never a slow machine.
 constexpr milliseconds kPatience{30'000};
 
+// Reads `stream` until each of `needles` has appeared, in any order;
+// returns all it read.
+std::string ReadUntilAll(HttpClient& stream,
+                         std::initializer_list<std::string> needles) {
+  std::string seen;
+  for (const std::string& needle : needles) {
+    if (seen.find(needle) == std::string::npos) {
+      seen += stream.ReadStreamUntil(needle, kPatience);
+    }
+  }
+  return seen;
+}
+
 std::string Str(const json::value& v, std::string_view key) {
   return std::string(v.at(key).as_string());
 }
 
 class ManualClockTest : public ::testing::Test {
  protected:
+  // Transactions in "limited" are rolled back after a minute open.
   void SetUp() override {
-    server_ = ServerProcess::InMemoryWithManualClock(dir_.path());
+    const std::string config = dir_.File("config.json");
+    std::ofstream(config)
+        << R"({"namespaces":{"limited":{"max_transaction_ms":60000}}})";
+    server_ = ServerProcess::InMemoryWithManualClock(dir_.path(), config);
     http_.emplace(server_->port());
   }
 
@@ -63,7 +80,8 @@ TEST_F(ManualClockTest, TenMinutesLaterLeasesSessionsWaitsAndClaimsAreOver) {
   ASSERT_TRUE(t0.has_value()) << start.body;
 
   // A session that sends no keep-alive, a 5-minute checkout, a 1-minute
-  // outbox claim and a lock wait of 1 minute behind a holder.
+  // outbox claim, a lock wait of 1 minute behind a holder, and a
+  // transaction with a minute to live.
   const std::string idle = OpenSession("idle", 30'000);
   const std::string holder = OpenSession("holder", 3'600'000);
   const std::string waiter = OpenSession("waiter", 3'600'000);
@@ -96,6 +114,14 @@ TEST_F(ManualClockTest, TenMinutesLaterLeasesSessionsWaitsAndClaimsAreOver) {
                    R"(","resource":"r","mode":"Exclusive","owner":"Session",)"
                    R"("timeout_ms":60000})");
   events.ReadStreamUntil("event: applock.waiting", kPatience);
+  const std::string txn = OpenSession("txn", 3'600'000);
+  ASSERT_EQ(
+      http_->Request("POST", "/v1/sessions/" + txn + "/transaction").status,
+      201u);
+  const auto in_txn = http_->Request(
+      "POST", "/v1/applocks/limited/acquire",
+      R"({"session":")" + txn + R"(","resource":"t","mode":"Exclusive"})");
+  ASSERT_EQ(in_txn.status, 200u) << in_txn.body;
 
   const auto moved = Advance(R"({"advance_ms":600000})");
   ASSERT_EQ(moved.status, 200u) << moved.body;
@@ -106,10 +132,14 @@ TEST_F(ManualClockTest, TenMinutesLaterLeasesSessionsWaitsAndClaimsAreOver) {
   // The advance answered after the expiries were applied and published.
   const auto waited = waiting.Receive(kPatience);
   EXPECT_EQ(waited.json.at("result").as_int64(), -1) << waited.body;
-  const std::string seen =
-      events.ReadStreamUntil("event: session.expired", kPatience);
-  EXPECT_NE(seen.find("event: checkout.expired"), std::string::npos) << seen;
-  EXPECT_NE(seen.find("event: applock.timeout"), std::string::npos) << seen;
+  const std::string seen = ReadUntilAll(
+      events, {"event: session.expired", "event: checkout.expired",
+               "event: applock.timeout", "event: transaction.expired"});
+  for (const char* type : {"session.expired", "checkout.expired",
+                           "applock.timeout", "transaction.expired"}) {
+    EXPECT_NE(seen.find(std::string("event: ") + type), std::string::npos)
+        << type << " not in " << seen;
+  }
   EXPECT_NE(seen.find(R"("session_name":"idle")"), std::string::npos) << seen;
   EXPECT_EQ(seen.find(R"("session_name":"holder")"), std::string::npos)
       << "a session with an hour to live expired: " << seen;

@@ -215,11 +215,11 @@ std::unique_ptr<ServerProcess> ServerProcess::WithStore(
 }
 
 std::unique_ptr<ServerProcess> ServerProcess::InMemoryWithManualClock(
-    const std::string& scratch_dir) {
+    const std::string& scratch_dir, const std::string& config) {
   auto started =
       http::SpawnedServer::Start({.binary = LEASEHOLD_BINARY,
                                   .data_dir = scratch_dir + "/data",
-                                  .config = "",
+                                  .config = config,
                                   .store = "memory",
                                   .env = {},
                                   .log_to_file = false,

@@ -13,7 +13,8 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 export class ServerProcess {
   // `binary`: the leasehold executable; `config`: a config object, or none.
-  constructor(binary, config, prefix = 'leasehold-test-', {manualClock = false} = {}) {
+  constructor(
+      binary, config, prefix = 'leasehold-test-', {manualClock = false} = {}) {
     this.binary = binary;
     this.manualClock = manualClock;
     this.dir = mkdtempSync(path.join(tmpdir(), prefix));
