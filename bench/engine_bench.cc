@@ -46,6 +46,8 @@ using leasehold::LockMode;
 using leasehold::LockOwner;
 using leasehold::ReleaseRequest;
 using leasehold::Result;
+using leasehold::SemaphoreReleaseRequest;
+using leasehold::SemaphoreRequest;
 using leasehold::SessionId;
 using leasehold::SessionOptions;
 using leasehold::Time;
@@ -248,6 +250,55 @@ void BM_AcquireRelease_OneResource(benchmark::State& state, bool with_events,
 BENCHMARK_CAPTURE(BM_AcquireRelease_OneResource, no_events, false, false);
 BENCHMARK_CAPTURE(BM_AcquireRelease_OneResource, with_events, true, false);
 BENCHMARK_CAPTURE(BM_AcquireRelease_OneResource, durable, false, true);
+
+// --- 1b. Semaphore acquire+release pairs, beside the lock pairs above -------
+// One permit of a semaphore of 10 taken and given back; `others` sessions
+// hold one permit each all along (the grant counts them, the release lets
+// the queue, empty here, move). Compare with BM_AcquireRelease_OneResource
+// of the same durability.
+
+void BM_SemaphorePair_OneName(benchmark::State& state, bool durable) {
+  Engine engine;
+  if (!durable) KeepLocksInMemory(engine);
+  const auto others = static_cast<int>(state.range(0));
+  const std::string name = Name('s', 1);
+  const auto request = [&](SessionId s) {
+    return SemaphoreRequest{
+        s, LockKey{"bench", "public", name}, 1, 10, LockOwner::kSession, 0ms};
+  };
+  for (int i = 0; i < others; ++i) {
+    if (!GrantedAtOnce(
+            engine.AcquireSemaphore(kNow, request(OpenSession(engine))))) {
+      state.SkipWithError("another holder was not granted");
+      return;
+    }
+  }
+  const SessionId s = OpenSession(engine);
+  const SemaphoreRequest acquire = request(s);
+  const SemaphoreReleaseRequest release{s, acquire.key, LockOwner::kSession, 0};
+  (void)engine.TakeJournal();
+  for (auto _ : state) {
+    if (!GrantedAtOnce(engine.AcquireSemaphore(kNow, acquire))) {
+      state.SkipWithError("acquire was not granted at once");
+      break;
+    }
+    if (durable) benchmark::DoNotOptimize(engine.TakeJournal());
+    if (!engine.ReleaseSemaphore(kNow, release).has_value()) {
+      state.SkipWithError("release failed");
+      break;
+    }
+    if (durable) benchmark::DoNotOptimize(engine.TakeJournal());
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK_CAPTURE(BM_SemaphorePair_OneName, no_events, false)
+    ->ArgName("others")
+    ->Arg(0)
+    ->Arg(9);
+BENCHMARK_CAPTURE(BM_SemaphorePair_OneName, durable, true)
+    ->ArgName("others")
+    ->Arg(0)
+    ->Arg(9);
 
 // --- 2. Uncontended pairs over 1M distinct resources ------------------------
 // Each pair creates the resource and forgets it again. With holding_1m, one

@@ -27,6 +27,7 @@
     records: new Map(),     // ns -> Map(key -> record)
     recordsMore: new Map(), // ns -> whether the list was cut
     locks: new Map(),       // ns -> lock list
+    semaphores: new Map(),  // ns -> semaphore list
     outbox: new Map(),      // "ns\u0000topic" -> summary
     sessions: [],
     deadlocks: [],
@@ -278,7 +279,7 @@
       state.namespaces.set(n.ns, n);
     }
     // What the server no longer has goes from the page too.
-    for (const map of [state.namespaces, state.records, state.locks]) {
+    for (const map of [state.namespaces, state.records, state.locks, state.semaphores]) {
       for (const ns of [...map.keys()]) if (!seen.has(ns)) map.delete(ns);
     }
     for (const [k, t] of [...state.outbox]) {
@@ -288,16 +289,19 @@
     await Promise.all([...state.namespaces.values()].map((n) => Promise.all([
       n.keys > 0 ? loadRecords(n.ns) : dropRecords(n.ns),
       n.lock_resources > 0 ? loadLocks(n.ns) : state.locks.delete(n.ns),
+      n.semaphores > 0 ? loadSemaphores(n.ns) : state.semaphores.delete(n.ns),
       ...n.topics.map((t) => loadOutbox(n.ns, t)),
     ])));
     renderRecords();
     renderLocks();
+    renderSemaphores();
     renderOutbox();
   }
 
   function knowNamespace(ns) {
     if (!ns || state.namespaces.has(ns)) return;
-    state.namespaces.set(ns, { ns, keys: 0, active_checkouts: 0, lock_resources: 0, topics: [] });
+    state.namespaces.set(ns, { ns, keys: 0, active_checkouts: 0, lock_resources: 0, semaphores: 0,
+      topics: [] });
   }
 
   async function loadRecords(ns) {
@@ -324,6 +328,19 @@
     if (r.locks.length) state.locks.set(ns, r.locks);
     else state.locks.delete(ns);
     renderLocks();
+  }
+
+  async function loadSemaphores(ns) {
+    const known = state.namespaces.get(ns);
+    if (known && known.semaphores > LOCK_LIST_LIMIT) {
+      state.semaphores.set(ns, { tooMany: known.semaphores });
+      renderSemaphores();
+      return;
+    }
+    const r = await api("GET", `/v1/semaphores/${enc(ns)}`);
+    if (r.semaphores.length) state.semaphores.set(ns, r.semaphores);
+    else state.semaphores.delete(ns);
+    renderSemaphores();
   }
 
   async function loadOutbox(ns, topic) {
@@ -589,8 +606,91 @@
             td("Held by", l.granted.length
               ? el("ul", { class: "plain" }, l.granted.map(holderItem))
               : el("span", { class: "muted" }, "nobody")),
-            td("Waiting, in order", l.waiting.length
-              ? el("ol", { class: "queue" }, l.waiting.map(waiterItem))
+            td("Waiting, in order", l.waiting.length || l.lock_delay_until
+              ? [lockDelayNote(l.lock_delay_until),
+                l.waiting.length ? el("ol", { class: "queue" }, l.waiting.map(waiterItem)) : null]
+              : el("span", { class: "muted" }, "nobody")))),
+          "locks stack"))));
+  }
+
+  // Why waiters wait though nobody holds it: a lock-delay after its holder
+  // was lost (docs/api.md, "Lock-delay").
+  function lockDelayNote(until, permits) {
+    if (!until) return null;
+    return el("p", { class: "lock-delay" },
+      el("span", { class: "badge warn" }, "lock-delay"), " ",
+      permits ? `${permits} permit${permits === 1 ? "" : "s"} of a lost holder held back for ` :
+        "a lost holder's lock is held back for ",
+      el("span", { dataset: { expires: until } }, formatLeft(Date.parse(until) - serverNow())));
+  }
+
+  // ---- Semaphores -------------------------------------------------------------
+
+  // Up to this many permits are drawn one slot each; a larger semaphore is
+  // drawn as one bar in proportion.
+  const SLOT_LIMIT = 40;
+
+  // The semaphore as a bar of `limit` slots: held (one colour per holder,
+  // labelled), held back by a lock-delay, and free.
+  function permitBar(s) {
+    const parts = [];
+    s.holders.forEach((h, i) => parts.push({ n: h.permits, cls: `held h${i % 4}`,
+      label: h.session_name || `session ${h.session}` }));
+    if (s.lock_delay_permits) parts.push({ n: s.lock_delay_permits, cls: "delayed", label: "lock-delay" });
+    const used = parts.reduce((a, p) => a + p.n, 0);
+    if (s.limit > used) parts.push({ n: s.limit - used, cls: "free", label: "free" });
+    const bar = el("div", { class: "permits", role: "img",
+      "aria-label": `${s.held} of ${s.limit} permits held` +
+        (s.lock_delay_permits ? `, ${s.lock_delay_permits} held back` : "") });
+    for (const p of parts) {
+      if (s.limit <= SLOT_LIMIT) {
+        for (let i = 0; i < p.n; ++i) bar.append(el("span", { class: `slot ${p.cls}`, title: p.label }));
+      } else {
+        bar.append(el("span", { class: `slot ${p.cls}`, title: `${p.label}: ${p.n}`,
+          style: `flex: ${p.n} 1 0` }));
+      }
+    }
+    return bar;
+  }
+
+  function permitHolderItem(h, i) {
+    return el("li", {},
+      el("span", { class: `swatch h${i % 4}`, "aria-hidden": "true" }), " ",
+      el("strong", {}, h.session_name || `session ${h.session}`), ` · ${h.permits} permit` +
+        (h.permits === 1 ? "" : "s") + ` · ${h.owner}`,
+      el("span", { class: "muted" }, ` · since ${clockTime(h.since)} (${formatAgo(h.since)})`));
+  }
+
+  function permitWaiterItem(w) {
+    return el("li", {},
+      el("strong", {}, w.session_name || `session ${w.session}`), ` wants ${w.permits}`,
+      w.conversion ? " more" : "",
+      el("span", { class: "muted" }, ` · waiting ${formatAgo(w.since)}`),
+      w.deadline ? el("span", { class: "muted" }, " · gives up in ",
+        el("span", { dataset: { expires: w.deadline } }, formatLeft(Date.parse(w.deadline) - serverNow())))
+        : el("span", { class: "muted" }, " · no time limit"));
+  }
+
+  function renderSemaphores() {
+    const body = $("semaphores-body");
+    const spaces = [...state.semaphores.entries()].sort(([a], [b]) => a.localeCompare(b));
+    if (!spaces.length) {
+      body.replaceChildren(el("p", { class: "empty" }, "No semaphores are in use."));
+      return;
+    }
+    body.replaceChildren(...spaces.map(([ns, sems]) =>
+      el("section", { class: "ns", dataset: { ns }, "aria-label": `Semaphores in ${ns}` },
+        el("h3", {}, "Namespace ", el("code", {}, ns)),
+        sems.tooMany ? el("p", { class: "muted" }, `${sems.tooMany} semaphores are in use here: ` +
+          "too many to list live.") : table(`Semaphores in ${ns}`, ["Semaphore", "Permits", "Waiting, in order"],
+          sems.map((s) => el("tr", { dataset: { semaphore: s.name } },
+            el("th", { scope: "row", "data-label": "Semaphore" }, el("code", {}, s.name),
+              s.principal !== "public" ? el("span", { class: "muted" }, ` (${s.principal})`) : null,
+              el("div", { class: "muted" }, `${s.held} of ${s.limit} held`)),
+            td("Permits", permitBar(s), el("ul", { class: "plain" }, s.holders.map(permitHolderItem))),
+            td("Waiting, in order", s.waiting.length || s.lock_delay_until
+              ? [lockDelayNote(s.lock_delay_until, s.lock_delay_permits),
+                s.waiting.length ? el("ol", { class: "queue" }, s.waiting.map(permitWaiterItem)) : null]
               : el("span", { class: "muted" }, "nobody")))),
           "locks stack"))));
   }
@@ -668,13 +768,18 @@
         el("h3", {}, `${clockTime(d.at)} in `, el("code", {}, d.ns || "?"),
           el("span", { class: "muted" }, ` · ${formatAgo(d.at)} ago`)),
         el("p", {}, el("strong", {}, d.victim_name || `session ${d.victim}`),
-          " was chosen as the victim (answered -3) asking ", el("span", { class: "mode" }, d.mode),
+          " was chosen as the victim (answered -3) asking ", wants(d.permits, d.mode),
           " on ", el("code", {}, d.resource), "."),
         el("figure", {}, cycleDiagram(d),
           el("figcaption", {}, el("ol", { class: "cycle-text" }, d.cycle.map((e) =>
             el("li", {}, el("strong", {}, e.waiter_name || e.waiter), " waits for ",
               el("strong", {}, e.holder_name || e.holder), ": wants ",
-              el("span", { class: "mode" }, e.wanted), " on ", el("code", {}, e.resource)))))))))));
+              wants(e.permits, e.wanted), " on ", el("code", {}, e.resource)))))))))));
+  }
+
+  // What a request wanted: a mode, or permits of a semaphore.
+  function wants(permits, mode) {
+    return permits ? `${permits} permit${permits === 1 ? "" : "s"}` : el("span", { class: "mode" }, mode);
   }
 
   // ---- Outbox -------------------------------------------------------------------
@@ -752,11 +857,19 @@
         renderDeadlocks();
       }
     }
+    if (type.startsWith("semaphore.")) {
+      refreshSoon(`semaphores:${d.ns}`, () => loadSemaphores(d.ns));
+      if (type === "semaphore.deadlock" && d.deadlock) {
+        state.deadlocks.unshift({ at: d.at, ns: d.ns, resource: d.resource, permits: d.permits,
+          victim: d.deadlock.victim, victim_name: d.session_name, cycle: d.deadlock.cycle });
+        renderDeadlocks();
+      }
+    }
     if (type.startsWith("outbox.") && d.topic) {
       refreshSoon(`outbox:${d.ns}:${d.topic}`, () => loadOutbox(d.ns, d.topic));
     }
     if (type.startsWith("session.") || type.startsWith("transaction.") ||
-        type.startsWith("applock.")) {
+        type.startsWith("applock.") || type.startsWith("semaphore.")) {
       refreshSoon("sessions", loadSessions);
     }
     refreshSoon("stats", loadStats);

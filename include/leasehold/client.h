@@ -1,6 +1,6 @@
 // leasehold C++ client: the HTTP/JSON API of docs/api.md as typed calls, plus
 // sessions that keep themselves alive and RAII guards for an application
-// lock and for a checkout.
+// lock, a semaphore's permits and a checkout.
 //
 // Errors are values: every call returns Result<T>; nothing throws. A refusal
 // that is an ordinary answer of the API (a lock wait that timed out, a
@@ -9,7 +9,8 @@
 //
 // Threads: Client is a cheap, copyable handle; all copies share one pool of
 // keep-alive connections and may be used from any thread at once. Session,
-// LockGuard and CheckoutGuard are move-only and belong to one thread, but
+// LockGuard, SemaphoreGuard and CheckoutGuard are move-only and belong to
+// one thread, but
 // their background renewal runs on its own thread and reports loss through
 // a callback (which runs on that background thread).
 //
@@ -48,7 +49,7 @@ using Milliseconds = std::chrono::milliseconds;
 //   "bad_response" - the server's answer is not what docs/api.md promises
 //   "lost"         - (guards) the lease or session was lost earlier
 // and, for guards only, the API's refusals: "timeout", "cancelled",
-// "deadlock" (lock), "locked" (checkout held by another).
+// "deadlock" (lock, semaphore), "locked" (checkout held by another).
 struct Error {
   std::string code;
   std::string message;
@@ -153,6 +154,53 @@ struct LockInfo {
   std::vector<LockWaiter> waiting;
 };
 
+// A semaphore request: `permits` of the `limit` that its holders share.
+struct SemaphoreOptions {
+  // Required, 1..1,000,000. The first request sets it; while anyone holds or
+  // waits for the semaphore every request must give the same (else Error
+  // "limit_mismatch").
+  std::int64_t limit = 0;
+  // 1..limit, counting what the owner holds there already (else Error
+  // "bad_request"). Asking again while holding adds permits.
+  std::int64_t permits = 1;
+  std::string owner = "Session";  // or "Transaction"
+  Milliseconds timeout{-1};       // -1 waits forever, 0 never waits
+  std::string principal = "public";
+};
+
+// As AcquireOutcome, for a semaphore.
+struct SemaphoreOutcome {
+  int result = 0;      // 0, 1 granted; -1 timeout, -2 cancelled, -3 deadlock
+  std::string status;  // "granted", "granted_after_wait", "timeout", ...
+  std::uint64_t fence = 0;      // when granted
+  std::int64_t permits = 0;     // when granted: all the owner holds there now
+  boost::json::value deadlock;  // {"victim","cycle":[...]} when result -3
+  bool granted() const { return result >= 0; }
+};
+
+struct SemaphoreHolder {
+  std::string session, session_name, owner, since;
+  std::int64_t permits = 0;
+  std::uint64_t fence = 0;
+};
+struct SemaphoreWaiter {
+  std::string session, session_name, owner, since, deadline;
+  std::int64_t permits = 0;  // wanted
+  bool conversion = false;   // a holder asking for more
+};
+// A semaphore in use (held or waited for), as the server lists it.
+struct SemaphoreInfo {
+  std::string name, principal;
+  std::int64_t limit = 0;
+  std::int64_t held = 0;  // permits held in all
+  std::vector<SemaphoreHolder> holders;
+  std::vector<SemaphoreWaiter> waiting;  // in queue order
+  // Permits a lock-delay holds back (granted to nobody) until
+  // lock_delay_until (RFC 3339; empty when none).
+  std::string lock_delay_until;
+  std::int64_t lock_delay_permits = 0;
+};
+
 struct RecordInfo {
   std::string key;
   std::optional<std::string> body;  // absent in lists and for lease-only keys
@@ -249,6 +297,7 @@ struct Event {
 
 class Session;
 class LockGuard;
+class SemaphoreGuard;
 class CheckoutGuard;
 
 class Client {
@@ -357,6 +406,37 @@ class Client {
                                        const std::vector<LockSpec>& locks,
                                        const AcquireAllOptions& options = {});
 
+  // Semaphores (docs/api.md, "Semaphores"): a name whose holders share at
+  // most `limit` permits; everything else is as for application locks.
+  //
+  // A refusal (409 timeout, cancelled, deadlock) is an outcome; a
+  // "limit_mismatch", "wrong_kind" (the name is a lock in use) or
+  // "bad_request" (more permits than the limit) is an Error. Rides through
+  // a restart or failover as Acquire does, when owner Session, a timeout
+  // other than 0 and the session held no permits of the semaphore when the
+  // call began (read first with one GetSemaphore); a grant that reached the
+  // disk before the break is adopted (result 1, the listing's fence and
+  // permits). Otherwise a break is Error "unreachable" (or "unavailable").
+  Result<SemaphoreOutcome> AcquireSemaphore(std::string_view ns,
+                                            std::string_view session,
+                                            std::string_view name,
+                                            const SemaphoreOptions& options);
+  // Gives back `permits` (0: all the owner holds) and answers how many the
+  // owner still holds. Error "not_held" if it holds none, "bad_request" for
+  // more than it holds, "wait_pending" while the session waits for more.
+  Result<std::int64_t> ReleaseSemaphore(std::string_view ns,
+                                        std::string_view session,
+                                        std::string_view name,
+                                        std::string_view owner,
+                                        std::int64_t permits = 0,
+                                        std::string_view principal = "public");
+  // The semaphores in use in `ns` (held or waited for), by name.
+  Result<std::vector<SemaphoreInfo>> ListSemaphores(
+      std::string_view ns, boost::json::value* answer = nullptr);
+  // One semaphore; Error "not_found" when nobody holds or waits for it.
+  Result<SemaphoreInfo> GetSemaphore(std::string_view ns, std::string_view name,
+                                     std::string_view principal = "public");
+
   // Idempotent operations and the outbox (docs/outbox.md). Begin and
   // Complete need the session's open transaction; Complete, and Enqueue with
   // a session, are applied at Commit. Ack refusals (423) are outcomes.
@@ -456,6 +536,9 @@ class Client {
                                            std::string_view session,
                                            const std::vector<LockSpec>& locks,
                                            const AcquireAllOptions& options);
+  Result<SemaphoreOutcome> AcquireSemaphoreOnce(
+      std::string_view ns, std::string_view session, std::string_view name,
+      const SemaphoreOptions& options);
   // Keepalive and Checkout with a deadline of their own, for the
   // background renewals.
   Result<KeepaliveAnswer> KeepaliveWithin(std::string_view session,
@@ -468,6 +551,7 @@ class Client {
   std::shared_ptr<Impl> impl_;
   friend class Session;
   friend class LockGuard;
+  friend class SemaphoreGuard;
   friend class CheckoutGuard;
 };
 
@@ -499,6 +583,14 @@ class Session {
   Result<LockGuard> Lock(std::string ns, std::string resource,
                          AcquireOptions options = {});
 
+  // Takes Session-owned permits of a semaphore (options.owner is ignored),
+  // held until the guard is destroyed or released; a refusal is an Error as
+  // for Lock, and so is "limit_mismatch". A broken wait rides through a
+  // restart or failover as Lock's does, where no guard of this session
+  // holds permits of that semaphore already.
+  Result<SemaphoreGuard> Permits(std::string ns, std::string name,
+                                 SemaphoreOptions options);
+
   // Ends the session now (otherwise the destructor does). Error "lost" if
   // it was already gone; a second End does nothing.
   Result<void> End();
@@ -506,6 +598,7 @@ class Session {
  private:
   friend class Client;
   friend class LockGuard;
+  friend class SemaphoreGuard;
   class Impl;
   explicit Session(std::shared_ptr<Impl> impl);
   std::shared_ptr<Impl> impl_;
@@ -529,6 +622,33 @@ class LockGuard {
   friend class Session;
   class Impl;
   explicit LockGuard(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Permits of a semaphore held by a Session; given back when destroyed. Loss
+// is reported as for LockGuard: through the Session's on_lost (and
+// on_locks_lost), and held() turning false.
+class SemaphoreGuard {
+ public:
+  SemaphoreGuard(SemaphoreGuard&&) noexcept;
+  SemaphoreGuard& operator=(SemaphoreGuard&&) noexcept;
+  ~SemaphoreGuard();
+
+  std::uint64_t fence() const;
+  // The permits this guard holds and gives back (the session may hold more
+  // through other guards).
+  std::int64_t permits() const;
+  bool waited() const;  // granted with result 1
+  // False once released or once the session was lost.
+  bool held() const;
+  // Gives this guard's permits back. Error "not_held" if already released,
+  // "lost" if the session was lost.
+  Result<void> Release();
+
+ private:
+  friend class Session;
+  class Impl;
+  explicit SemaphoreGuard(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -103,6 +103,9 @@ struct WaitForEdge {
   std::string principal;
   std::string resource;
   LockMode wanted = LockMode::kNoLock;
+  // > 0: `resource` is a semaphore and the waiter wants this many permits
+  // (`wanted` is then kNoLock).
+  std::uint32_t permits = 0;
 };
 
 struct DeadlockReport {
@@ -118,7 +121,37 @@ struct AcquireRequest {
   std::chrono::milliseconds timeout = kWaitForever;
 };
 
-// What Acquire decided at once.
+// Semaphores (docs/api.md, "Semaphores"): a name whose holders share at
+// most `limit` permits. A name of a namespace and principal is a lock or a
+// semaphore while anyone holds or waits for it, never both: a request of the
+// other kind is refused (kWrongKind). Everything else follows the rules of
+// locks: owners, counted holding (a holder asking again adds permits, as a
+// conversion: before new requests), timeouts, cancellation, deadlock
+// detection across locks and semaphores, a fence on every grant, durability.
+// Waiting is strictly FIFO: nothing passes a request that does not fit yet,
+// so a request for many permits is never starved by a stream of small ones.
+inline constexpr std::uint32_t kMaxSemaphoreLimit = 1'000'000;
+
+struct SemaphoreRequest {
+  SessionId session = 0;
+  LockKey key;                // the semaphore's name is key.resource
+  std::uint32_t permits = 1;  // 1..limit
+  // 1..kMaxSemaphoreLimit. The semaphore takes it from its first request;
+  // while anyone holds or waits for it, another limit is refused
+  // (kLimitMismatch). Once idle, the next request may set another.
+  std::uint32_t limit = 0;
+  LockOwner owner = LockOwner::kTransaction;
+  std::chrono::milliseconds timeout = kWaitForever;
+};
+
+struct SemaphoreReleaseRequest {
+  SessionId session = 0;
+  LockKey key;
+  LockOwner owner = LockOwner::kTransaction;
+  std::uint32_t permits = 0;  // 0: all the owner holds
+};
+
+// What Acquire (and AcquireSemaphore) decided at once.
 struct AcquireOutcome {
   // Set when the request was parked; its result comes via TakeFinishedWaits.
   std::optional<WaitId> wait;
@@ -129,7 +162,8 @@ struct AcquireOutcome {
   AcquireResult result = AcquireResult::kGranted;
   Fence fence = 0;                    // on a grant
   LockMode held = LockMode::kNoLock;  // the owner's mode after a grant
-  std::uint32_t count = 0;            // the owner's count after a grant
+  // The owner's count after a grant; of a semaphore: the permits it holds.
+  std::uint32_t count = 0;
   std::optional<DeadlockReport> deadlock;
 };
 
@@ -230,6 +264,43 @@ struct LockInfo {
   std::string resource;
   std::vector<GrantedLockInfo> granted;
   std::vector<WaitingLockInfo> waiting;  // in queue order
+  // Set while a lock-delay holds it back (NamespaceOptions::lock_delay):
+  // nothing is granted before then.
+  std::optional<Time> lock_delay_until;
+};
+
+struct SemaphoreHolderInfo {
+  SessionId session = 0;
+  std::string session_name;
+  LockOwner owner = LockOwner::kTransaction;
+  std::uint32_t permits = 0;
+  Time since;       // when the owner first got some
+  Fence fence = 0;  // of the latest grant
+};
+
+struct SemaphoreWaiterInfo {
+  WaitId wait = 0;
+  SessionId session = 0;
+  std::string session_name;
+  LockOwner owner = LockOwner::kTransaction;
+  std::uint32_t permits = 0;  // asked for
+  bool conversion = false;    // the session holds some already
+  Time since;
+  std::optional<Time> deadline;
+};
+
+struct SemaphoreInfo {
+  std::string ns;
+  std::string principal;
+  std::string name;
+  std::uint32_t limit = 0;
+  std::uint32_t held = 0;  // permits held, by all holders
+  std::vector<SemaphoreHolderInfo> holders;
+  std::vector<SemaphoreWaiterInfo> waiting;  // in queue order
+  // Set while a lock-delay holds permits back: `lock_delay_permits` of
+  // them (all, after a restart) are out of reach until then.
+  std::optional<Time> lock_delay_until;
+  std::uint32_t lock_delay_permits = 0;
 };
 
 // What one namespace holds now (GET /v1/namespaces, the dashboard).
@@ -237,7 +308,9 @@ struct NamespaceInfo {
   std::string ns;
   std::size_t keys = 0;              // keys with a record or a lease
   std::size_t active_checkouts = 0;  // unexpired leases
-  std::size_t lock_resources = 0;    // resources with a holder or a waiter
+  std::size_t lock_resources = 0;    // locks with a holder, a waiter or a
+                                     // lock-delay
+  std::size_t semaphores = 0;        // semaphores in use (as lock_resources)
   std::vector<std::string> topics;   // outbox topics, sorted
 };
 
@@ -283,7 +356,15 @@ enum class EventType : std::uint8_t {
   kLockReleased,  // one reference dropped; `count` is what is left
   kLockTimeout,
   kLockCancelled,
-  kLockDeadlock,      // `deadlock` is set; `session` is the victim
+  kLockDeadlock,  // `deadlock` is set; `session` is the victim
+  // The same for semaphores: `resource` is its name, `count` the owner's
+  // permits after the change (waiting: asked for), `limit` its limit.
+  kSemaphoreGranted,
+  kSemaphoreWaiting,
+  kSemaphoreReleased,
+  kSemaphoreTimeout,
+  kSemaphoreCancelled,
+  kSemaphoreDeadlock,
   kCheckoutGranted,   // `holder`, `until`, `fence`
   kCheckoutRenewed,   // `holder`, `until`
   kCheckoutReleased,  // checked in, broken or purged; `holder` was the owner
@@ -322,6 +403,7 @@ struct Event {
   LockOwner owner = LockOwner::kTransaction;
   LockMode mode = LockMode::kNoLock;  // held (granted/released) or wanted
   std::uint32_t count = 0;
+  std::uint32_t limit = 0;  // semaphores
   Fence fence = 0;
   std::optional<Time> until;  // wait deadline, or session expiry
   const DeadlockReport* deadlock = nullptr;
@@ -370,9 +452,13 @@ class Engine {
   // session's memory locks were lost at a restart (see KeepAliveOutcome).
   // kSessionNotFound.
   Result<KeepAliveOutcome> KeepAlive(Time now, SessionId session);
+  // Who ends a session: its own client (its locks are free at once), or an
+  // administrator (a lock-delay applies, as for an expiry).
+  enum class SessionEnd : std::uint8_t { kByClient, kByAdministrator };
   // Ends the session as if it expired: cancels its wait (-2), rolls back its
   // transaction, releases all its locks. kSessionNotFound.
-  Status EndSession(Time now, SessionId session);
+  Status EndSession(Time now, SessionId session,
+                    SessionEnd how = SessionEnd::kByClient);
   Status SetDeadlockPriority(Time now, SessionId session, int priority);
   Result<SessionInfo> GetSession(Time now, SessionId session);
   std::vector<SessionInfo> ListSessions(Time now);
@@ -431,7 +517,8 @@ class Engine {
   // sp_releaseapplock); kWaitPending when the session is waiting to convert
   // its lock on this same resource (cancel the wait first).
   Status Release(Time now, const ReleaseRequest& request);
-  // APPLOCK_MODE: the owner's current mode, kNoLock if none.
+  // APPLOCK_MODE: the owner's current mode, kNoLock if none (also for a
+  // semaphore's name: no lock is held there; Test answers false for it).
   Result<LockMode> Mode(Time now, SessionId session, const LockKey& key,
                         LockOwner owner);
   // APPLOCK_TEST: whether Acquire would grant at once. Acquires nothing.
@@ -445,8 +532,27 @@ class Engine {
   bool CancelWait(Time now, WaitId wait);
 
   // Locks of one namespace (all namespaces when `ns` is empty), sorted by
-  // (ns, principal, resource).
+  // (ns, principal, resource). Semaphores are not locks: ListSemaphores.
   std::vector<LockInfo> ListLocks(Time now, std::string_view ns);
+
+  // --- Semaphores (see SemaphoreRequest) -----------------------------------
+  // As Acquire; the outcome's `count` is the permits the owner holds after
+  // a grant, `held` is kNoLock. Errors (nothing changes): those of Acquire
+  // but kBadMode, and kBadRequest for permits or a limit out of range, or
+  // for more permits than the limit with what the session holds there
+  // already (never grantable); kWrongKind when the name is a lock in use;
+  // kLimitMismatch when the semaphore is in use with another limit.
+  Result<AcquireOutcome> AcquireSemaphore(Time now,
+                                          const SemaphoreRequest& request);
+  // Gives back `permits` (all, for 0) of what the owner holds; returns what
+  // it still holds. kNotHeld when it holds none; kBadRequest for more than
+  // it holds; kNoTransaction for owner Transaction outside a transaction;
+  // kWrongKind for a lock's name; kWaitPending while the session waits for
+  // more permits of it.
+  Result<std::uint32_t> ReleaseSemaphore(
+      Time now, const SemaphoreReleaseRequest& request);
+  // Semaphores in use in `ns` (all when empty), sorted as ListLocks.
+  std::vector<SemaphoreInfo> ListSemaphores(Time now, std::string_view ns);
   // Every namespace that has keys, locks or outbox topics, sorted by name.
   std::vector<NamespaceInfo> ListNamespaces(Time now);
 
@@ -596,6 +702,9 @@ class Engine {
   Status RestoreFences(Fence reserved);
   Status RestoreSessionIds(SessionId reserved);
   Status RestoreTransactionIds(TransactionId reserved);
+  // The latest end of a lock-delay journaled (microseconds since 1970 UTC;
+  // 0: none): until then, lock-delay namespaces grant nothing new.
+  Status RestoreLockDelay(std::uint64_t until_us);
   Status Restore(Time now, const DurableState& state);
   // The journal entries made since the last call, in order. A caller must
   // make them durable before it answers the command that made them.

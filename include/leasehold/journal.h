@@ -84,17 +84,21 @@ struct SessionRow {
   friend bool operator==(const SessionRow&, const SessionRow&) = default;
 };
 
-// One application lock an owner of a session holds, keyed by (session,
-// owner, ns, principal, resource). A transaction-owned row belongs to the
-// session's open transaction.
+// One application lock (or semaphore's permits) an owner of a session
+// holds, keyed by (session, owner, ns, principal, resource): a name is a
+// lock or a semaphore, never both at once. A transaction-owned row belongs
+// to the session's open transaction.
 struct LockRow {
   SessionId session = 0;
   LockOwner owner = LockOwner::kSession;
   std::string ns;
   std::string principal;
   std::string resource;
-  LockMode mode = LockMode::kNoLock;  // the combined mode held
-  std::uint32_t count = 0;            // how many times it is held
+  LockMode mode = LockMode::kNoLock;  // the combined mode held; a
+                                      // semaphore's: kNoLock
+  std::uint32_t count = 0;  // how many times it is held; a semaphore's:
+                            // the permits held
+  std::uint32_t limit = 0;  // 0: a lock; else the semaphore's limit
   Fence fence = 0;
   Time since;
 
@@ -118,6 +122,10 @@ struct JournalEntry {
     // is kept as the highest ever appended: a lower one changes nothing.
     kReserveSessionIds,      // `session_ids_reserved`
     kReserveTransactionIds,  // `transaction_ids_reserved`
+    // A lock-delay runs until `lock_delay_until_us` (microseconds since
+    // 1970 UTC), kept as the highest ever appended, so that a restart
+    // during it does not end it early (NamespaceOptions::lock_delay).
+    kReserveLockDelay,
   };
   Kind kind = Kind::kPutKey;
   KeyRow row;
@@ -128,6 +136,7 @@ struct JournalEntry {
   LockRow lock = {};
   SessionId session_ids_reserved = 0;
   TransactionId transaction_ids_reserved = 0;
+  std::uint64_t lock_delay_until_us = 0;
 };
 
 using JournalBatch = std::vector<JournalEntry>;
@@ -145,6 +154,8 @@ struct DurableState {
   // Every session id and transaction id ever handed out is at most these.
   SessionId session_ids_reserved = 0;
   TransactionId transaction_ids_reserved = 0;
+  // The latest end of a lock-delay ever journaled (0: none).
+  std::uint64_t lock_delay_until_us = 0;
 };
 
 }  // namespace leasehold

@@ -154,6 +154,15 @@ struct NamespaceOptions {
   // limit.
   std::chrono::milliseconds max_transaction{0};
   LockDurability locks = LockDurability::kDurable;
+  // Lock-delay (as Chubby's and Consul's): when a session expires, or an
+  // administrator ends it, holding locks or semaphore permits here, they
+  // are granted to nobody else for this long, since their holder may still
+  // be at work. A lock so held back grants nothing in any mode; a
+  // semaphore holds back just those permits. An explicit release, or a
+  // session ended by its own client, frees at once. The end of every delay
+  // is journaled: after a restart, these namespaces grant nothing new (to
+  // sessions not holding the name) until the latest one has passed. 0: none.
+  std::chrono::milliseconds lock_delay{0};
 };
 
 }  // namespace leasehold

@@ -45,6 +45,10 @@ enum class StatusCode {
   // The session's transaction was open when the server restarted; it is
   // gone (said once, to the next call that needs it).
   kTransactionLost,
+  // A name in use as a lock was asked for as a semaphore, or the reverse.
+  kWrongKind,
+  // A semaphore in use was asked for with another limit.
+  kLimitMismatch,
   kInternal,
 };
 

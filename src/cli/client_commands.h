@@ -14,7 +14,8 @@ void AddLockCommands(CLI::App& app, int& code);     // lock, unlock
 void AddRecordCommands(CLI::App& app, int& code);   // put, get, ls, checkout,
                                                     // save, checkin, delete,
                                                     // purge, break
-void AddSessionCommands(CLI::App& app, int& code);  // sessions, locks
+void AddSessionCommands(CLI::App& app, int& code);  // sessions, locks,
+                                                    // semaphores
 void AddWatchCommand(CLI::App& app, int& code);     // watch
 // race; and expiry, checkin under `demo`: moved to leasehold-peers, they
 // only say so

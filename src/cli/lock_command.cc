@@ -1,10 +1,13 @@
-// `leasehold lock` and `leasehold unlock`: application locks from a shell.
+// `leasehold lock` and `leasehold unlock`: application locks and semaphores
+// from a shell.
 // `lock NAME -- COMMAND` holds the lock, kept alive, while COMMAND runs.
 // `--and NAME2` (repeatable) takes several locks at once with acquire-all:
-// in canonical order, all or nothing. Every waiting form rides through a
-// restart of the server, and a failover among the nodes --url lists,
-// through the client (Session::Lock, Client::Acquire, Client::AcquireAll:
-// a broken wait is asked again, a grant that reached the disk is adopted).
+// in canonical order, all or nothing. `--limit N [--permits K]` makes NAME a
+// semaphore of N permits, K of them held while COMMAND runs. Every waiting form
+// rides through a restart of the server, and a failover among the nodes --url
+// lists, through the client (Session::Lock, Session::Permits, Client::Acquire,
+// Client::AcquireAll: a broken wait is asked again, a grant that reached
+// the disk is adopted).
 #include <unistd.h>
 
 #include <atomic>
@@ -25,6 +28,10 @@ struct LockFlags {
   std::string name;
   std::vector<std::string> more_names;  // --and: taken with acquire-all
   std::string mode = "Exclusive";
+  bool mode_given = false;
+  std::int64_t limit = 0;    // > 0: NAME is a semaphore of this many permits
+  std::int64_t permits = 0;  // of the semaphore; 0: not given (1, or all)
+  bool semaphore = false;    // unlock --semaphore
   std::string timeout = "-1";
   std::string session;
   std::string session_name;
@@ -99,6 +106,55 @@ int RunAllLocked(const LockFlags& f, client::Client& c,
   return lost ? kExitLost : *status;
 }
 
+// COMMAND's exit code once it ran holding what it asked for, and was
+// released (`released`) after it.
+int CommandExit(const LockFlags& f, const Result<int>& status,
+                const client::Result<void>& released, bool lost) {
+  if (!status) {
+    std::cerr << "leasehold: " << status.error().message() << "\n";
+    return 127;  // as a shell does for a command it cannot run
+  }
+  if (lost) return kExitLost;
+  if (!released && released.error().code != "lost") {
+    std::cerr << "leasehold: releasing " << f.name
+              << " failed: " << released.error().message << "\n";
+  }
+  return *status;
+}
+
+client::SemaphoreOptions PermitOptions(const LockFlags& f) {
+  client::SemaphoreOptions o;
+  o.limit = f.limit;
+  o.permits = f.permits > 0 ? f.permits : 1;
+  o.timeout = *ParseDuration(f.timeout);
+  o.principal = f.principal;
+  return o;
+}
+
+// lock NAME --limit N --permits K -- COMMAND: the permits held by a
+// kept-alive session while COMMAND runs.
+int RunWithPermits(const LockFlags& f, client::Session& session,
+                   const std::atomic<bool>& lost) {
+  const client::SemaphoreOptions options = PermitOptions(f);
+  auto guard = session.Permits(f.client.ns, f.name, options);
+  if (!guard) {
+    if (!IsRefusal(guard.error())) return ReportError(guard.error(), f.client);
+    std::cerr << "leasehold: " << options.permits << " of " << f.limit
+              << " permits of " << f.name
+              << " not granted: " << guard.error().code << "\n";
+    return f.conflict_exit_code;
+  }
+  const std::vector<std::pair<std::string, std::string>> env = {
+      {"LEASEHOLD_SESSION", session.id()},
+      {"LEASEHOLD_LOCK", f.client.ns + "/" + f.name},
+      {"LEASEHOLD_FENCE", std::to_string(guard->fence())},
+      {"LEASEHOLD_PERMITS", std::to_string(guard->permits())}};
+  auto status = RunChild(f.command, env);
+  auto released = guard->Release();
+  session.End();
+  return CommandExit(f, status, released, lost);
+}
+
 // lock NAME -- COMMAND
 int RunLocked(const LockFlags& f, client::Client& c) {
   static std::atomic<bool> lost{false};
@@ -116,6 +172,7 @@ int RunLocked(const LockFlags& f, client::Client& c) {
       [on_loss] { on_loss("locks_lost: the server restarted"); });
   if (!session) return ReportError(session.error(), f.client);
   if (!f.more_names.empty()) return RunAllLocked(f, c, *session, lost);
+  if (f.limit > 0) return RunWithPermits(f, *session, lost);
   client::AcquireOptions options;
   options.mode = f.mode;
   options.timeout = *ParseDuration(f.timeout);
@@ -134,16 +191,7 @@ int RunLocked(const LockFlags& f, client::Client& c) {
   auto status = RunChild(f.command, env);
   auto released = guard->Release();
   session->End();
-  if (!status) {
-    std::cerr << "leasehold: " << status.error().message() << "\n";
-    return 127;  // as a shell does for a command it cannot run
-  }
-  if (lost) return kExitLost;
-  if (!released && released.error().code != "lost") {
-    std::cerr << "leasehold: releasing " << f.name
-              << " failed: " << released.error().message << "\n";
-  }
-  return *status;
+  return CommandExit(f, status, released, lost);
 }
 
 // lock NAME --and NAME2 ...: held by a session that outlives this process.
@@ -181,6 +229,38 @@ int LockAllAndLeave(const LockFlags& f, client::Client& c,
   return r->granted() ? kExitOk : f.conflict_exit_code;
 }
 
+// lock NAME --limit N: permits held by a session that outlives this process.
+int PermitsAndLeave(const LockFlags& f, client::Client& c,
+                    const std::string& session, bool opened) {
+  const client::SemaphoreOptions options = PermitOptions(f);
+  auto r = c.AcquireSemaphore(f.client.ns, session, f.name, options);
+  if (!r || !r->granted()) {
+    if (opened) c.EndSession(session);
+  }
+  if (!r) return ReportError(r.error(), f.client);
+  if (f.client.json) {
+    json::object o{
+        {"session", session}, {"result", r->result}, {"status", r->status}};
+    if (r->granted()) {
+      o["fence"] = r->fence;
+      o["permits"] = r->permits;
+    }
+    PrintJson(o);
+  } else if (r->granted()) {
+    std::cout << "holding " << r->permits << " of " << f.limit << " permits of "
+              << f.client.ns << "/" << f.name << " fence " << r->fence
+              << " in session " << session << "\nrelease: leasehold unlock "
+              << f.name << " --semaphore --session " << session << " --ns "
+              << f.client.ns << (opened ? "  (or let the session expire)" : "")
+              << "\n";
+  } else {
+    std::cerr << "leasehold: " << options.permits << " of " << f.limit
+              << " permits of " << f.name << " not granted: " << r->status
+              << "\n";
+  }
+  return r->granted() ? kExitOk : f.conflict_exit_code;
+}
+
 // lock NAME: held by a session that outlives this process.
 int LockAndLeave(const LockFlags& f, client::Client& c) {
   std::string session = f.session;
@@ -191,6 +271,7 @@ int LockAndLeave(const LockFlags& f, client::Client& c) {
     session = s->id;
   }
   if (!f.more_names.empty()) return LockAllAndLeave(f, c, session, opened);
+  if (f.limit > 0) return PermitsAndLeave(f, c, session, opened);
   client::AcquireOptions options;
   options.mode = f.mode;
   options.timeout = *ParseDuration(f.timeout);
@@ -218,6 +299,57 @@ int LockAndLeave(const LockFlags& f, client::Client& c) {
   return r->granted() ? kExitOk : f.conflict_exit_code;
 }
 
+// The combinations of flags `lock` refuses, or "" when they make sense.
+std::string MisusedFlags(const LockFlags& f) {
+  if (!f.command.empty() && !f.session.empty()) {
+    return "--session cannot be used with a COMMAND";
+  }
+  if (f.permits > 0 && f.limit == 0) {
+    return "--permits needs --limit N, the number of permits the semaphore "
+           "has";
+  }
+  if (f.limit == 0) return "";
+  if (f.mode_given) {
+    return "--mode is for locks; a semaphore (--limit) is held in permits "
+           "(--permits)";
+  }
+  if (!f.more_names.empty()) {
+    return "--and takes several locks, not semaphores; drop --limit";
+  }
+  if (f.permits > f.limit) {
+    return "--permits " + std::to_string(f.permits) + " is more than --limit " +
+           std::to_string(f.limit) + ": it could never be granted";
+  }
+  return "";
+}
+
+// unlock NAME --semaphore [--permits K]
+int GiveBackPermits(const LockFlags& u, client::Client& c) {
+  auto left = c.ReleaseSemaphore(u.client.ns, u.session, u.name, "Session",
+                                 u.permits, u.principal);
+  if (!left) return ReportError(left.error(), u.client);
+  if (u.client.json) {
+    PrintJson(json::object{{"result", 0}, {"permits", *left}});
+  } else {
+    std::cout << "released permits of " << u.client.ns << "/" << u.name
+              << "; the session holds " << *left << "\n";
+  }
+  return kExitOk;
+}
+
+// unlock NAME
+int Unlock(const LockFlags& u, client::Client& c) {
+  if (u.semaphore) return GiveBackPermits(u, c);
+  auto r = c.Release(u.client.ns, u.session, u.name, "Session", u.principal);
+  if (!r) return ReportError(r.error(), u.client);
+  if (u.client.json) {
+    PrintJson(json::object{{"result", 0}});
+  } else {
+    std::cout << "released " << u.client.ns << "/" << u.name << "\n";
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 void AddLockCommands(CLI::App& app, int& code) {
@@ -228,8 +360,13 @@ void AddLockCommands(CLI::App& app, int& code) {
       "Take an application lock. With `-- COMMAND`, hold it while COMMAND "
       "runs (like flock(1)); the session is kept alive and the lock released "
       "when COMMAND ends. COMMAND sees LEASEHOLD_FENCE, LEASEHOLD_SESSION and "
-      "LEASEHOLD_LOCK. Without COMMAND, the lock stays with the session "
-      "(--session, or a new one that expires after --ttl) until `unlock`. "
+      "LEASEHOLD_LOCK. With --limit N, NAME is a semaphore of N permits "
+      "instead, and `lock NAME --limit N --permits K -- COMMAND` holds K of "
+      "them while COMMAND runs (so at most N/K such commands run at once); "
+      "COMMAND also sees LEASEHOLD_PERMITS. Without COMMAND, the lock stays "
+      "with the session "
+      "(--session, or a new one that expires after --ttl) until `unlock` "
+      "(`unlock --semaphore` for permits). "
       "A wait rides through a restart of the server, or a failover to "
       "another node of a cluster (--url a,b: sessions and locks survive "
       "both): it is asked again once a server serves, within --timeout, "
@@ -250,9 +387,20 @@ void AddLockCommands(CLI::App& app, int& code) {
                    "one --timeout; COMMAND sees LEASEHOLD_FENCES")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  lock->add_option("--mode", f->mode,
-                   "Shared, Update, IntentShared, IntentExclusive, Exclusive")
-      ->capture_default_str();
+  auto* mode =
+      lock->add_option("--mode", f->mode,
+                       "Shared, Update, IntentShared, IntentExclusive, "
+                       "Exclusive")
+          ->capture_default_str();
+  lock->add_option("--limit", f->limit,
+                   "NAME is a semaphore of this many permits (1..1000000) "
+                   "shared by its holders, not a lock; every holder and "
+                   "waiter gives the same limit. Without COMMAND, release "
+                   "with `unlock NAME --semaphore`")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1'000'000}));
+  lock->add_option("--permits", f->permits,
+                   "with --limit: how many permits to hold (default 1)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1'000'000}));
   lock->add_option("--timeout", f->timeout,
                    "longest wait: -1 forever, 0 never wait, or a duration")
       ->check(DurationValidator())
@@ -275,9 +423,10 @@ void AddLockCommands(CLI::App& app, int& code) {
   lock->add_option("--conflict-exit-code", f->conflict_exit_code,
                    "exit code when the lock is not granted")
       ->capture_default_str();
-  lock->callback([f, &code] {
-    if (!f->command.empty() && !f->session.empty()) {
-      std::cerr << "leasehold: --session cannot be used with a COMMAND\n";
+  lock->callback([f, mode, &code] {
+    f->mode_given = mode->count() > 0;
+    if (const std::string misuse = MisusedFlags(*f); !misuse.empty()) {
+      std::cerr << "leasehold: " << misuse << "\n";
       code = kExitUsage;
       return;
     }
@@ -291,31 +440,29 @@ void AddLockCommands(CLI::App& app, int& code) {
 
   auto u = std::make_shared<LockFlags>();
   auto* unlock = app.add_subcommand(
-      "unlock", "Release an application lock taken with `lock NAME`");
+      "unlock",
+      "Release an application lock taken with `lock NAME`, or with "
+      "--semaphore permits taken with `lock NAME --limit N`");
   AddClientFlags(unlock, u->client);
   unlock->add_option("name", u->name, "resource name")->required();
   unlock->add_option("--session", u->session, "the session holding it")
       ->required();
   unlock->add_option("--principal", u->principal, "lock principal")
       ->capture_default_str();
+  unlock->add_flag("--semaphore", u->semaphore,
+                   "NAME is a semaphore: give back the session's permits");
+  unlock
+      ->add_option("--permits", u->permits,
+                   "with --semaphore: how many to give back (default all)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1'000'000}));
   unlock->callback([u, &code] {
+    if (u->permits > 0 && !u->semaphore) {
+      std::cerr << "leasehold: --permits needs --semaphore\n";
+      code = kExitUsage;
+      return;
+    }
     auto c = Connect(u->client);
-    if (!c) {
-      code = kExitFailed;
-      return;
-    }
-    auto r =
-        c->Release(u->client.ns, u->session, u->name, "Session", u->principal);
-    if (!r) {
-      code = ReportError(r.error(), u->client);
-      return;
-    }
-    if (u->client.json) {
-      PrintJson(json::object{{"result", 0}});
-    } else {
-      std::cout << "released " << u->client.ns << "/" << u->name << "\n";
-    }
-    code = kExitOk;
+    code = c ? Unlock(*u, *c) : kExitFailed;
   });
 }
 

@@ -192,7 +192,8 @@ Status ParseServeConfig(std::string_view text, const std::string& path,
                              " must be {\"require_token\": true|false, "
                              "\"outbox_max_attempts\": n >= 1, "
                              "\"max_transaction_ms\": n >= 0, "
-                             "\"locks\": \"durable\"|\"memory\"}");
+                             "\"locks\": \"durable\"|\"memory\", "
+                             "\"lock_delay_ms\": 0 <= n <= 3600000}");
         if (!opts.is_object()) return bad;
         for (const auto& [name, option] : opts.as_object()) {
           if (name == "require_token" && option.is_bool()) {
@@ -205,6 +206,10 @@ Status ParseServeConfig(std::string_view text, const std::string& path,
                      option.as_int64() >= 0 &&
                      option.as_int64() <= kLongestTransactionLimitMs) {
             o.max_transaction = std::chrono::milliseconds(option.as_int64());
+          } else if (name == "lock_delay_ms" && option.is_int64() &&
+                     option.as_int64() >= 0 &&
+                     option.as_int64() <= kLongestLockDelayMs) {
+            o.lock_delay = std::chrono::milliseconds(option.as_int64());
           } else if (name == "locks" && option.is_string() &&
                      (option.as_string() == "durable" ||
                       option.as_string() == "memory")) {

@@ -33,6 +33,21 @@ TEST(ServeConfigTest, ReadsNamespaceOptions) {
   EXPECT_EQ(p.config.namespaces[0].second.locks, LockDurability::kMemory);
 }
 
+TEST(ServeConfigTest, ReadsALockDelayWithinItsRange) {
+  auto p = Parse(R"({"namespaces":{"app":{"lock_delay_ms":15000}}})");
+  ASSERT_TRUE(p.status.ok()) << p.status.message();
+  ASSERT_EQ(p.config.namespaces.size(), 1u);
+  EXPECT_EQ(p.config.namespaces[0].second.lock_delay,
+            std::chrono::milliseconds(15000));
+  for (const char* bad : {"-1", "3600001", "1.5", "\"15s\""}) {
+    auto refused = Parse(
+        std::string(R"({"namespaces":{"app":{"lock_delay_ms":)") + bad + "}}}");
+    EXPECT_EQ(refused.status.code(), StatusCode::kBadRequest) << bad;
+    EXPECT_NE(refused.status.message().find("lock_delay_ms"),
+              std::string::npos);
+  }
+}
+
 TEST(ServeConfigTest, RefusesUnknownKeysAndText) {
   EXPECT_EQ(Parse(R"({"listne":"x"})").status.code(), StatusCode::kBadRequest);
   EXPECT_EQ(Parse("not json").status.code(), StatusCode::kBadJson);

@@ -1,5 +1,5 @@
-// `leasehold sessions` and `leasehold locks`: who is connected, and who
-// holds or waits for which application lock.
+// `leasehold sessions`, `leasehold locks` and `leasehold semaphores`: who is
+// connected, and who holds or waits for which application lock or semaphore.
 #include <boost/json.hpp>
 #include <iostream>
 
@@ -81,6 +81,41 @@ void AddSessionCommands(CLI::App& app, int& code) {
             t.AddRow({resource, "waiting " + std::to_string(++place),
                       w.session_name + " #" + w.session, w.mode, w.owner, "",
                       w.since});
+          }
+        }
+        t.Print(std::cout);
+      });
+  ListCommand(
+      app, code, "semaphores",
+      "List semaphores in use in a namespace: holders with their permits, "
+      "then waiters in queue order, and permits a lock-delay holds back",
+      [](client::Client& c, const ClientFlags& f, json::value* answer) {
+        return c.ListSemaphores(f.ns, answer);
+      },
+      [](const std::vector<client::SemaphoreInfo>& semaphores,
+         client::Client&) {
+        Table t(
+            {"NAME", "LIMIT", "STATE", "SESSION", "PERMITS", "OWNER", "SINCE"});
+        for (const client::SemaphoreInfo& s : semaphores) {
+          std::string name = s.name;
+          if (s.principal != "public") name += " (" + s.principal + ")";
+          const std::string limit = std::to_string(s.limit);
+          for (const client::SemaphoreHolder& h : s.holders) {
+            t.AddRow({name, limit, "granted", h.session_name + " #" + h.session,
+                      std::to_string(h.permits), h.owner, h.since});
+          }
+          int place = 0;
+          for (const client::SemaphoreWaiter& w : s.waiting) {
+            t.AddRow({name, limit,
+                      "waiting " + std::to_string(++place) +
+                          (w.conversion ? " (more)" : ""),
+                      w.session_name + " #" + w.session,
+                      std::to_string(w.permits), w.owner, w.since});
+          }
+          if (s.lock_delay_permits > 0) {
+            t.AddRow({name, limit, "lock-delay", "",
+                      std::to_string(s.lock_delay_permits), "",
+                      "until " + s.lock_delay_until});
           }
         }
         t.Print(std::cout);

@@ -1,9 +1,11 @@
-// Lock waits across a restart of the server (across_restarts.h).
+// Lock and semaphore waits across a restart of the server
+// (across_restarts.h).
 #include "client/across_restarts.h"
 
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <optional>
 #include <thread>
 #include <type_traits>
 
@@ -116,6 +118,102 @@ bool MayWaitAcrossRestarts(std::string_view owner, Milliseconds timeout) {
   return SameWord(owner, "Session") && timeout.count() != 0;
 }
 
+// What a broken request left, read once a server serves again: the outcome
+// to adopt, nullopt to ask again, or an Error (`broke` amended, or the
+// reading's own).
+template <typename Outcome>
+using AfterBreak = std::function<Result<std::optional<Outcome>>(Error& broke)>;
+
+// `send` until it is answered, reading what each break left with
+// `after_break`, within `timeout` (what is left of it for each new try).
+template <typename Outcome>
+Result<Outcome> AcrossBreaks(Client& client, Milliseconds timeout,
+                             const SendOnce<Outcome>& send,
+                             const AfterBreak<Outcome>& after_break) {
+  const bool forever = timeout.count() < 0;
+  timeout = forever ? timeout : std::min(timeout, kLongestTimedWait);
+  const Clock::time_point deadline =
+      Clock::now() + std::max(timeout, Milliseconds(0));
+  while (true) {
+    auto answer = send(timeout);
+    if (answer || !BrokeTheWait(answer.error())) return answer;
+    // However long the wait may be, a server gone for longer than the I/O
+    // allowance past it is reported.
+    const Clock::time_point give_up =
+        std::max(forever ? Clock::now() : deadline, Clock::now()) +
+        client.options().io_timeout;
+    if (!AwaitServer(client, give_up)) return answer;
+    auto left = after_break(answer.error());
+    if (!left) return std::unexpected(left.error());
+    if (*left) return std::move(**left);
+    if (!forever) {
+      timeout = std::max(
+          std::chrono::duration_cast<Milliseconds>(deadline - Clock::now()),
+          Milliseconds(0));
+    }
+  }
+}
+
+// What a broken lock request left (see AfterBreak).
+template <typename Outcome>
+Result<std::optional<Outcome>> LocksLeftByBreak(
+    Client& client, const SessionLockRequest& request, Error& broke) {
+  auto left = ReadLeftByBreak(client, request);
+  if (!left) return std::unexpected(left.error());
+  if (!left->unexplained.empty()) {
+    broke.message += "; once served again the session holds " +
+                     left->unexplained + ", not as asked: not asked again";
+    return std::unexpected(broke);
+  }
+  if (left->held.size() == request.locks.size()) {
+    return Adopted<Outcome>(std::move(left->held));
+  }
+  if (auto undone = GiveBack(client, request, left->held); !undone) {
+    return std::unexpected(undone.error());
+  }
+  return std::nullopt;
+}
+
+// The permits the session holds (as owner Session) of the semaphore, with
+// the fence of its latest grant; 0 when it holds none or nobody uses it.
+struct HeldPermits {
+  std::int64_t permits = 0;
+  std::uint64_t fence = 0;
+};
+
+Result<HeldPermits> ReadHeldPermits(Client& client,
+                                    const SessionSemaphoreRequest& request) {
+  auto info = client.GetSemaphore(request.ns, request.name, request.principal);
+  if (!info && info.error().code == "not_found") return HeldPermits{};
+  if (!info) return std::unexpected(info.error());
+  for (const SemaphoreHolder& h : info->holders) {
+    if (h.session == request.session && SameWord(h.owner, "Session")) {
+      return HeldPermits{h.permits, h.fence};
+    }
+  }
+  return HeldPermits{};
+}
+
+// What a broken semaphore request left (see AfterBreak).
+Result<std::optional<SemaphoreOutcome>> PermitsLeftByBreak(
+    Client& client, const SessionSemaphoreRequest& request, Error& broke) {
+  auto held = ReadHeldPermits(client, request);
+  if (!held) return std::unexpected(held.error());
+  if (held->permits == 0) return std::nullopt;
+  if (held->permits != request.permits) {
+    broke.message += "; once served again the session holds " +
+                     std::to_string(held->permits) + " permits of " +
+                     request.name + ", not as asked: not asked again";
+    return std::unexpected(broke);
+  }
+  SemaphoreOutcome out;
+  out.result = 1;  // it had to wait for the restart, at least
+  out.status = "granted_after_wait";
+  out.fence = held->fence;
+  out.permits = held->permits;
+  return out;
+}
+
 Result<bool> HoldsNoneOf(Client& client, const SessionLockRequest& request) {
   for (const LockSpec& lock : request.locks) {
     auto mode = client.Mode(request.ns, request.session, lock.resource,
@@ -133,39 +231,17 @@ Result<Outcome> SendAcrossRestarts(Client& client,
                                    const SessionLockRequest& request,
                                    Milliseconds timeout,
                                    const SendOnce<Outcome>& send) {
-  const bool forever = timeout.count() < 0;
-  timeout = forever ? timeout : std::min(timeout, kLongestTimedWait);
-  const Clock::time_point deadline =
-      Clock::now() + std::max(timeout, Milliseconds(0));
-  while (true) {
-    auto answer = send(timeout);
-    if (answer || !BrokeTheWait(answer.error())) return answer;
-    // However long the lock wait may be, a server gone for longer than the
-    // I/O allowance past it is reported.
-    const Clock::time_point give_up =
-        std::max(forever ? Clock::now() : deadline, Clock::now()) +
-        client.options().io_timeout;
-    if (!AwaitServer(client, give_up)) return answer;
-    auto left = ReadLeftByBreak(client, request);
-    if (!left) return std::unexpected(left.error());
-    if (!left->unexplained.empty()) {
-      answer.error().message += "; once served again the session holds " +
-                                left->unexplained +
-                                ", not as asked: not asked again";
-      return answer;
-    }
-    if (left->held.size() == request.locks.size()) {
-      return Adopted<Outcome>(std::move(left->held));
-    }
-    if (auto undone = GiveBack(client, request, left->held); !undone) {
-      return std::unexpected(undone.error());
-    }
-    if (!forever) {
-      timeout = std::max(
-          std::chrono::duration_cast<Milliseconds>(deadline - Clock::now()),
-          Milliseconds(0));
-    }
-  }
+  return AcrossBreaks<Outcome>(client, timeout, send, [&](Error& broke) {
+    return LocksLeftByBreak<Outcome>(client, request, broke);
+  });
+}
+
+Result<SemaphoreOutcome> SendAcrossRestarts(
+    Client& client, const SessionSemaphoreRequest& request,
+    Milliseconds timeout, const SendOnce<SemaphoreOutcome>& send) {
+  return AcrossBreaks<SemaphoreOutcome>(
+      client, timeout, send,
+      [&](Error& broke) { return PermitsLeftByBreak(client, request, broke); });
 }
 
 template <typename Outcome>
@@ -176,6 +252,17 @@ Result<Outcome> SendAcrossRestartsIfSafe(Client& client,
                                          const SendOnce<Outcome>& send) {
   if (!MayWaitAcrossRestarts(owner, timeout)) return send(timeout);
   if (auto none = HoldsNoneOf(client, request); !none || !*none) {
+    return send(timeout);
+  }
+  return SendAcrossRestarts(client, request, timeout, send);
+}
+
+Result<SemaphoreOutcome> SendAcrossRestartsIfSafe(
+    Client& client, const SessionSemaphoreRequest& request,
+    std::string_view owner, Milliseconds timeout,
+    const SendOnce<SemaphoreOutcome>& send) {
+  if (!MayWaitAcrossRestarts(owner, timeout)) return send(timeout);
+  if (auto held = ReadHeldPermits(client, request); !held || held->permits) {
     return send(timeout);
   }
   return SendAcrossRestarts(client, request, timeout, send);

@@ -1,6 +1,7 @@
-// Lock waits across a restart of the server, or a failover to another node
-// of a cluster. A session and its locks survive both; a waiting request's
-// connection does not, so the request breaks (Error "unreachable", or
+// Lock and semaphore waits across a restart of the server, or a failover to
+// another node
+// of a cluster. A session and its locks (and permits) survive both; a waiting
+// request's connection does not, so the request breaks (Error "unreachable", or
 // "unavailable" from a leader that stepped down or a node that does not
 // serve) although the session may still get, or already have, what it asked
 // for. The functions here run such a request again once a server answers
@@ -14,6 +15,8 @@
 //   when it answers never leaves a part, an earlier one could): they are
 //   released, then the request is asked again, so that the call stays all
 //   or nothing.
+// A semaphore request is read the same way: the permits asked for are held
+// (adopted), none are (asked again), or another number (reported).
 // That reading is right only for a call whose session held none of its
 // locks (as owner Session) when the call began: the caller makes sure of
 // that (HoldsNoneOf, or a Session's own bookkeeping of its guards) and
@@ -22,6 +25,7 @@
 #ifndef LEASEHOLD_SRC_CLIENT_ACROSS_RESTARTS_H_
 #define LEASEHOLD_SRC_CLIENT_ACROSS_RESTARTS_H_
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -40,6 +44,15 @@ struct SessionLockRequest {
   std::vector<LockSpec> locks;  // as asked
 };
 
+// A Session-owned request of one session for permits of a semaphore.
+struct SessionSemaphoreRequest {
+  std::string ns;
+  std::string session;
+  std::string principal;
+  std::string name;
+  std::int64_t permits = 1;
+};
+
 // Sends the request once with the timeout given (Retry::kNever: never
 // again after a node may have acted on it); its answer, or Error
 // "unreachable" when the connection broke, "unavailable" when the node
@@ -47,7 +60,8 @@ struct SessionLockRequest {
 template <typename Outcome>
 using SendOnce = std::function<Result<Outcome>(Milliseconds timeout)>;
 
-// The SendOnce of a call with `options` (AcquireOptions, AcquireAllOptions):
+// The SendOnce of a call with `options` (AcquireOptions, AcquireAllOptions,
+// SemaphoreOptions):
 // `send_with` given a copy of them with the timeout asked for. `options` is
 // read when it is called: it must outlive the function returned.
 template <typename Options, typename SendWith>
@@ -70,6 +84,12 @@ Result<Outcome> SendAcrossRestarts(Client& client,
                                    Milliseconds timeout,
                                    const SendOnce<Outcome>& send);
 
+// The same for permits of a semaphore: an adopted grant is result 1 with
+// the listing's fence and permits.
+Result<SemaphoreOutcome> SendAcrossRestarts(
+    Client& client, const SessionSemaphoreRequest& request,
+    Milliseconds timeout, const SendOnce<SemaphoreOutcome>& send);
+
 // A call of the Client's own (Acquire, AcquireAll): SendAcrossRestarts
 // where that is safe, else `send` once. Safe means owner Session (in any
 // case, as the server reads it), a timeout other than 0 (a request that
@@ -83,6 +103,14 @@ Result<Outcome> SendAcrossRestartsIfSafe(Client& client,
                                          std::string_view owner,
                                          Milliseconds timeout,
                                          const SendOnce<Outcome>& send);
+
+// The same for AcquireSemaphore: safe means owner Session, a timeout other
+// than 0 and a session holding no permits of the semaphore now (one
+// GetSemaphore).
+Result<SemaphoreOutcome> SendAcrossRestartsIfSafe(
+    Client& client, const SessionSemaphoreRequest& request,
+    std::string_view owner, Milliseconds timeout,
+    const SendOnce<SemaphoreOutcome>& send);
 
 }  // namespace leasehold::client::detail
 

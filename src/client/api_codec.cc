@@ -100,6 +100,23 @@ std::string TestPath(std::string_view ns, std::string_view session,
   return target;
 }
 
+std::string SemaphoresPath(std::string_view ns) {
+  return JoinPath({"v1", "semaphores", ns});
+}
+
+std::string SemaphorePath(std::string_view ns, std::string_view name,
+                          std::string_view action) {
+  return action.empty() ? JoinPath({"v1", "semaphores", ns, name})
+                        : JoinPath({"v1", "semaphores", ns, name, action});
+}
+
+std::string GetSemaphorePath(std::string_view ns, std::string_view name,
+                             std::string_view principal) {
+  std::string target = SemaphorePath(ns, name);
+  AddQuery(target, "principal", principal);
+  return target;
+}
+
 std::string RecordsPath(std::string_view ns, std::string_view action) {
   return action.empty() ? JoinPath({"v1", "records", ns})
                         : JoinPath({"v1", "records", ns, action});
@@ -245,6 +262,27 @@ std::string AcquireAllBody(std::string_view session,
       .Int("timeout_ms", options.timeout.count())
       .Str("principal", options.principal)
       .Done();
+}
+
+std::string SemaphoreAcquireBody(std::string_view session,
+                                 const SemaphoreOptions& options) {
+  return Body()
+      .Str("session", session)
+      .Int("limit", options.limit)
+      .Int("permits", options.permits)
+      .Str("owner", options.owner)
+      .Int("timeout_ms", options.timeout.count())
+      .Str("principal", options.principal)
+      .Done();
+}
+
+std::string SemaphoreReleaseBody(std::string_view session,
+                                 std::string_view owner, std::int64_t permits,
+                                 std::string_view principal) {
+  Body body;
+  body.Str("session", session);
+  if (permits != 0) body.Int("permits", permits);
+  return body.Str("owner", owner).Str("principal", principal).Done();
 }
 
 std::string PutBody(std::string_view body) {
@@ -479,6 +517,82 @@ Result<LockInfo> LockFrom(const json::value& v) {
 
 Result<std::vector<LockInfo>> ParseLocks(const json::value& answer) {
   return EachOf<LockInfo>(answer, "locks", kListLocks, LockFrom);
+}
+
+Result<SemaphoreOutcome> ParseSemaphoreAcquireAnswer(
+    const json::value& answer) {
+  AnswerReader reader(answer, "semaphore acquire");
+  SemaphoreOutcome out;
+  out.result = static_cast<int>(reader.Int("result"));
+  out.status = reader.String("status");
+  if (out.granted()) {
+    out.fence = reader.Uint("fence");
+    out.permits = reader.Int("permits");
+  }
+  if (const json::value* d = reader.Find("deadlock")) out.deadlock = *d;
+  return reader.Finish(std::move(out));
+}
+
+Result<std::int64_t> ParseSemaphoreReleaseAnswer(const json::value& answer) {
+  return OneField<std::int64_t>(
+      answer, "semaphore release",
+      [](AnswerReader& r) { return r.Int("permits"); });
+}
+
+namespace {
+
+constexpr std::string_view kListSemaphores = "GET /v1/semaphores/{ns}";
+
+Result<SemaphoreHolder> SemaphoreHolderFrom(const json::value& v) {
+  AnswerReader r(v, kListSemaphores);
+  SemaphoreHolder h;
+  h.session = r.String("session");
+  h.session_name = r.OptionalString("session_name").value_or("");
+  h.owner = r.String("owner");
+  h.permits = r.Int("permits");
+  h.since = r.OptionalString("since").value_or("");
+  h.fence = r.UintOr("fence", 0);
+  return r.Finish(std::move(h));
+}
+
+Result<SemaphoreWaiter> SemaphoreWaiterFrom(const json::value& v) {
+  AnswerReader r(v, kListSemaphores);
+  SemaphoreWaiter w;
+  w.session = r.String("session");
+  w.session_name = r.OptionalString("session_name").value_or("");
+  w.owner = r.OptionalString("owner").value_or("");
+  w.permits = r.Int("permits");
+  w.conversion = r.BoolOr("conversion", false);
+  w.since = r.OptionalString("since").value_or("");
+  w.deadline = r.OptionalString("deadline").value_or("");
+  return r.Finish(std::move(w));
+}
+
+}  // namespace
+
+Result<SemaphoreInfo> ParseSemaphore(const json::value& answer) {
+  AnswerReader r(answer, kListSemaphores);
+  SemaphoreInfo s;
+  s.name = r.String("name");
+  s.principal = r.String("principal");
+  s.limit = r.Int("limit");
+  s.held = r.Int("held");
+  auto holders = EachOf<SemaphoreHolder>(answer, "holders", kListSemaphores,
+                                         SemaphoreHolderFrom);
+  if (!holders) return std::unexpected(holders.error());
+  s.holders = std::move(*holders);
+  auto waiting = EachOf<SemaphoreWaiter>(answer, "waiting", kListSemaphores,
+                                         SemaphoreWaiterFrom);
+  if (!waiting) return std::unexpected(waiting.error());
+  s.waiting = std::move(*waiting);
+  s.lock_delay_until = r.OptionalString("lock_delay_until").value_or("");
+  s.lock_delay_permits = r.IntOr("lock_delay_permits", 0);
+  return r.Finish(std::move(s));
+}
+
+Result<std::vector<SemaphoreInfo>> ParseSemaphores(const json::value& answer) {
+  return EachOf<SemaphoreInfo>(answer, "semaphores", kListSemaphores,
+                               ParseSemaphore);
 }
 
 Result<std::int64_t> ParsePutAnswer(const json::value& answer) {

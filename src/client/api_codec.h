@@ -49,6 +49,14 @@ std::string ModePath(std::string_view ns, std::string_view session,
 // /v1/applocks/{ns}/test?session=&resource=&owner=&principal=&mode=
 std::string TestPath(std::string_view ns, std::string_view session,
                      std::string_view resource, const AcquireOptions& options);
+// /v1/semaphores/{ns}
+std::string SemaphoresPath(std::string_view ns);
+// /v1/semaphores/{ns}/{name}[/{action}] (acquire, release)
+std::string SemaphorePath(std::string_view ns, std::string_view name,
+                          std::string_view action = {});
+// /v1/semaphores/{ns}/{name}?principal=
+std::string GetSemaphorePath(std::string_view ns, std::string_view name,
+                             std::string_view principal);
 // /v1/records/{ns}[/{action}] (list, purge)
 std::string RecordsPath(std::string_view ns, std::string_view action = {});
 // /v1/records/{ns}?state=&prefix=&after=&limit= (the options that are set)
@@ -79,6 +87,13 @@ std::string ReleaseBody(std::string_view session, std::string_view resource,
 std::string AcquireAllBody(std::string_view session,
                            const std::vector<LockSpec>& locks,
                            const AcquireAllOptions& options);
+// POST /v1/semaphores/{ns}/{name}/acquire
+std::string SemaphoreAcquireBody(std::string_view session,
+                                 const SemaphoreOptions& options);
+// POST /v1/semaphores/{ns}/{name}/release; `permits` 0: left out (all).
+std::string SemaphoreReleaseBody(std::string_view session,
+                                 std::string_view owner, std::int64_t permits,
+                                 std::string_view principal);
 // PUT /v1/records/{ns}/{key}
 std::string PutBody(std::string_view body);
 // POST /v1/records/{ns}/{key}/checkout
@@ -131,6 +146,18 @@ Result<std::string> ParseModeAnswer(const boost::json::value& answer);
 Result<bool> ParseTestAnswer(const boost::json::value& answer);
 // GET /v1/applocks/{ns}: every lock with its holders and waiters.
 Result<std::vector<LockInfo>> ParseLocks(const boost::json::value& answer);
+
+// The answer of a semaphore's acquire (200 or 409).
+Result<SemaphoreOutcome> ParseSemaphoreAcquireAnswer(
+    const boost::json::value& answer);
+// A semaphore's release: the permits the owner still holds.
+Result<std::int64_t> ParseSemaphoreReleaseAnswer(
+    const boost::json::value& answer);
+// GET /v1/semaphores/{ns}: every semaphore in use.
+Result<std::vector<SemaphoreInfo>> ParseSemaphores(
+    const boost::json::value& answer);
+// GET /v1/semaphores/{ns}/{name}: one.
+Result<SemaphoreInfo> ParseSemaphore(const boost::json::value& answer);
 
 // PUT record: the new record's version.
 Result<std::int64_t> ParsePutAnswer(const boost::json::value& answer);

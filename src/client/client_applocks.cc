@@ -10,21 +10,12 @@ namespace leasehold::client {
 namespace json = boost::json;
 using api::ApplockPath;
 
-namespace {
-
-// How long to wait for a lock call's answer: as long as the lock wait the
-// caller asked for, plus the usual I/O allowance (none for -1: forever).
-Milliseconds CallDeadline(const ClientOptions& options, Milliseconds timeout) {
-  return timeout.count() < 0 ? Milliseconds(-1) : options.io_timeout + timeout;
-}
-
-}  // namespace
-
 Result<AcquireOutcome> Client::AcquireOnce(std::string_view ns,
                                            std::string_view session,
                                            std::string_view resource,
                                            const AcquireOptions& options) {
-  const Milliseconds wait = CallDeadline(impl_->options(), options.timeout);
+  const Milliseconds wait =
+      WaitingCallDeadline(impl_->options(), options.timeout);
   return Parsed(impl_->Call("POST", ApplockPath(ns, "acquire"),
                             api::AcquireBody(session, resource, options), {409},
                             wait, Retry::kNever),
@@ -34,7 +25,8 @@ Result<AcquireOutcome> Client::AcquireOnce(std::string_view ns,
 Result<AcquireAllOutcome> Client::AcquireAllOnce(
     std::string_view ns, std::string_view session,
     const std::vector<LockSpec>& locks, const AcquireAllOptions& options) {
-  const Milliseconds wait = CallDeadline(impl_->options(), options.timeout);
+  const Milliseconds wait =
+      WaitingCallDeadline(impl_->options(), options.timeout);
   return Parsed(impl_->Call("POST", ApplockPath(ns, "acquire-all"),
                             api::AcquireAllBody(session, locks, options), {409},
                             wait, Retry::kNever),

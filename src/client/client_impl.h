@@ -43,6 +43,14 @@ inline Milliseconds RenewalWait(Milliseconds period, Milliseconds io_timeout) {
   return std::min(io_timeout, std::max(period / 2, Milliseconds(1000)));
 }
 
+// How long to wait for the answer of a call that may wait (a lock or
+// semaphore acquire): as long as the wait asked for, plus the usual I/O
+// allowance (none for -1: forever).
+inline Milliseconds WaitingCallDeadline(const ClientOptions& options,
+                                        Milliseconds timeout) {
+  return timeout.count() < 0 ? Milliseconds(-1) : options.io_timeout + timeout;
+}
+
 // The deadline `wait` from now; none when `wait` < 0.
 http::Deadline DeadlineAfter(Milliseconds wait);
 

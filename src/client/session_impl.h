@@ -1,5 +1,6 @@
 // Session::Impl: a server session and the thread that keeps it alive; shared
-// with the LockGuards taken through it, which need to know if it was lost.
+// with the LockGuards and SemaphoreGuards taken through it, which need to
+// know if it was lost.
 #ifndef LEASEHOLD_SRC_CLIENT_SESSION_IMPL_H_
 #define LEASEHOLD_SRC_CLIENT_SESSION_IMPL_H_
 
@@ -29,8 +30,8 @@ class Session::Impl {
   bool lost() const { return lost_; }
   bool ended() const { return ended_; }
 
-  // The locks its guards hold, by (ns, principal, resource): a broken wait
-  // may be retried only where no guard holds the lock already (else a
+  // The locks (and semaphores) its guards hold, by (ns, principal, name): a
+  // broken wait may be retried only where no guard holds it already (else a
   // grant before the break could not be told from the old hold).
   static std::string LockKey(std::string_view ns, std::string_view principal,
                              std::string_view resource) {

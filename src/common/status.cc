@@ -50,6 +50,10 @@ std::string_view StatusCodeName(StatusCode code) {
       return "transaction_expired";
     case StatusCode::kTransactionLost:
       return "transaction_lost";
+    case StatusCode::kWrongKind:
+      return "wrong_kind";
+    case StatusCode::kLimitMismatch:
+      return "limit_mismatch";
     case StatusCode::kInternal:
       return "internal";
   }

@@ -23,6 +23,7 @@ enum class DeadlineKind : std::uint8_t {
   kTransactionLimit,  // id: the SessionId whose transaction it limits
   kSessionExpiry,     // id: the SessionId
   kLeaseExpiry,       // id: the lease id RecordTable gave it
+  kLockDelayEnd,      // id: the hold LockManager gave it (0: the restart's)
 };
 
 struct Deadline {

@@ -10,12 +10,22 @@
 // search is a depth-first walk of the sessions reachable from the start:
 // its cost is proportional to the wait chains it walks, not to the number
 // of sessions. See docs/lock-manager.md.
+//
+// A semaphore breaks the walk's premise: its waiter may be let through by
+// any one holder (or several together), not only by all of them, so a
+// cycle through a semaphore need not be a deadlock. When the cycle found
+// passes through one, it is confirmed by the classic graph reduction over
+// the sessions reachable from the start: sessions that wait for nothing
+// finish and give back what they hold; a waiter that could then be granted
+// finishes too; the start is deadlocked when it cannot finish, and the
+// cycle reported is one among the sessions that cannot.
 #ifndef LEASEHOLD_ENGINE_DEADLOCK_DETECTOR_H_
 #define LEASEHOLD_ENGINE_DEADLOCK_DETECTOR_H_
 
 #include <array>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "engine/lock_table.h"
@@ -27,6 +37,7 @@ struct CycleEdge {
   Session* holder = nullptr;
   Resource* resource = nullptr;
   LockMode wanted = LockMode::kNoLock;
+  std::uint32_t permits = 0;  // a semaphore's: wanted
 };
 
 class DeadlockDetector {
@@ -35,13 +46,22 @@ class DeadlockDetector {
   // edge leading back to `start`; nullopt when there is none.
   std::optional<std::vector<CycleEdge>> FindCycle(Session* start);
 
-  // The sessions `w` waits for, appended to `out` (may repeat).
+  // The sessions `w` waits for, appended to `out` (may repeat). A
+  // semaphore's waiter waits for every other holder and every waiter ahead.
   static void AppendBlockers(const Waiter* w, std::vector<Session*>& out);
 
   // Sessions visited by the last FindCycle (for tests and benchmarks).
   std::size_t last_visited() const { return last_visited_; }
 
  private:
+  // The reduction (see the header comment) from `start`: the cycle through
+  // it among the sessions that cannot finish, or nullopt.
+  std::optional<std::vector<CycleEdge>> Reduce(Session* start);
+  // Whether `w` could be granted once every session not in `stuck` has
+  // given back what it holds.
+  static bool CouldFinish(const Waiter* w,
+                          const std::unordered_set<const Session*>& stuck);
+
   struct Frame {
     Session* session;
     std::size_t next;  // index into blockers_ of the next edge to follow

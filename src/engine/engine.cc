@@ -98,10 +98,12 @@ std::optional<Time> DeadlineAfter(Time now, std::chrono::milliseconds timeout) {
   return now + std::min(timeout, kLongestTimedWait);
 }
 
-Status ValidateKey(const LockKey& key) {
+// `what` names key.resource in messages: a lock's "resource", a
+// semaphore's "name".
+Status ValidateKey(const LockKey& key, std::string_view what = "resource") {
   if (Status st = ValidateName(key.ns, "namespace"); !st.ok()) return st;
   if (Status st = ValidateName(key.principal, "principal"); !st.ok()) return st;
-  return ValidateName(key.resource, "resource");
+  return ValidateName(key.resource, what);
 }
 
 // std::visit over several lambdas, one per alternative.
@@ -157,10 +159,14 @@ struct Engine::Units {
           ExpireTransaction(sessions.Find(d->id), d->at);
           break;
         case DeadlineKind::kSessionExpiry:
-          EndSession(sessions.Find(d->id), d->at, EventType::kSessionExpired);
+          EndSession(sessions.Find(d->id), d->at, EventType::kSessionExpired,
+                     /*lock_delay=*/true);
           break;
         case DeadlineKind::kLeaseExpiry:
           records.ExpireLease(d->id, d->at);
+          break;
+        case DeadlineKind::kLockDelayEnd:
+          locks.EndHold(d->at, d->id);
           break;
       }
       SettleCalls(d->at);
@@ -170,9 +176,12 @@ struct Engine::Units {
 
   // --- Sessions and transactions --------------------------------------------
 
-  void EndSession(Session* s, Time now, EventType how) {
+  // `lock_delay`: it did not end by its own client's hand, so what it holds
+  // is held back where a namespace says so (NamespaceOptions::lock_delay).
+  void EndSession(Session* s, Time now, EventType how, bool lock_delay) {
     // The session's kDeleteSession removes its lock rows.
     constexpr auto kRows = LockManager::RowDeletes::kBySessionDelete;
+    if (lock_delay) locks.HoldBackAll(now, s);
     locks.Cancel(now, s);
     if (s->transaction != nullptr) {
       FinishTransaction(s, now, EventType::kTransactionRolledBack, kRows);
@@ -416,10 +425,16 @@ struct Engine::Units {
         return true;
       }
       WaitTerms terms{call.may_wait, call.deadline, id, /*for_call=*/true};
-      AcquireOutcome done = locks.Acquire(now, s, key, mode, call.owner, terms);
+      // A name may have become a semaphore while the call waited.
+      auto done = locks.Acquire(now, s, key, mode, call.owner, terms);
+      if (!done) {
+        call.result.error = done.error();
+        Undo(call, now);
+        return true;
+      }
       id = terms.wait;
-      if (done.wait) return false;
-      if (!Took(call, done, now)) return true;
+      if (done->wait) return false;
+      if (!Took(call, *done, now)) return true;
     }
     call.result.result = call.waited ? AcquireResult::kGrantedAfterWait
                                      : AcquireResult::kGranted;
@@ -582,13 +597,14 @@ Result<KeepAliveOutcome> Engine::KeepAlive(Time now, SessionId id) {
   return out;
 }
 
-Status Engine::EndSession(Time now, SessionId id) {
+Status Engine::EndSession(Time now, SessionId id, SessionEnd how) {
   Units& u = *units_;
   now = u.Advance(now);
   const Units::SettleCallsOnReturn settle(&u);
   Session* s = u.sessions.Find(id);
   if (s == nullptr) return SessionNotFound(id);
-  u.EndSession(s, now, EventType::kSessionClosed);
+  u.EndSession(s, now, EventType::kSessionClosed,
+               how == SessionEnd::kByAdministrator);
   return Status::Ok();
 }
 
@@ -739,6 +755,9 @@ Result<AcquireAllOutcome> Engine::AcquireAll(Time now,
     if (!IsRequestable(mode)) return std::unexpected(BadMode());
     const LockKey key{req.ns, req.principal, resource};
     if (Status st = ValidateKey(key); !st.ok()) return std::unexpected(st);
+    if (Status st = u.locks.CheckIsLock(key); !st.ok()) {
+      return std::unexpected(st);
+    }
     // A release drops a reference; it cannot convert back, so a failure
     // could not undo a conversion.
     const LockMode held = u.locks.Held(s, key, req.owner);
@@ -827,6 +846,57 @@ std::vector<LockInfo> Engine::ListLocks(Time now, std::string_view ns) {
   return units_->locks.List(ns);
 }
 
+Result<AcquireOutcome> Engine::AcquireSemaphore(Time now,
+                                                const SemaphoreRequest& req) {
+  Units& u = *units_;
+  now = u.Advance(now);
+  const Units::SettleCallsOnReturn settle(&u);
+  Session* s = u.sessions.Find(req.session);
+  if (s == nullptr) return std::unexpected(SessionNotFound(req.session));
+  if (req.timeout < kWaitForever) return std::unexpected(BadTimeout());
+  if (req.limit < 1 || req.limit > kMaxSemaphoreLimit) {
+    return Error(StatusCode::kBadRequest,
+                 "limit must be 1.." + std::to_string(kMaxSemaphoreLimit) +
+                     "; got " + std::to_string(req.limit));
+  }
+  if (req.permits < 1 || req.permits > req.limit) {
+    return Error(StatusCode::kBadRequest,
+                 "permits must be 1..limit (" + std::to_string(req.limit) +
+                     "); got " + std::to_string(req.permits));
+  }
+  if (Status st = ValidateKey(req.key, "name"); !st.ok()) {
+    return std::unexpected(st);
+  }
+  if (Status st = u.MayRequest(s, req.key.ns, req.owner, now); !st.ok()) {
+    return std::unexpected(st);
+  }
+  WaitTerms terms{req.timeout.count() != 0, DeadlineAfter(now, req.timeout)};
+  return u.locks.AcquirePermits(now, s, req.key, req.permits, req.limit,
+                                req.owner, terms);
+}
+
+Result<std::uint32_t> Engine::ReleaseSemaphore(
+    Time now, const SemaphoreReleaseRequest& req) {
+  Units& u = *units_;
+  now = u.Advance(now);
+  const Units::SettleCallsOnReturn settle(&u);
+  Session* s = u.sessions.Find(req.session);
+  if (s == nullptr) return std::unexpected(SessionNotFound(req.session));
+  if (Status st = ValidateKey(req.key, "name"); !st.ok()) {
+    return std::unexpected(st);
+  }
+  if (req.owner == LockOwner::kTransaction && s->transaction == nullptr) {
+    return std::unexpected(u.MissingTransaction(s, now));
+  }
+  return u.locks.ReleasePermits(now, s, req.key, req.owner, req.permits);
+}
+
+std::vector<SemaphoreInfo> Engine::ListSemaphores(Time now,
+                                                  std::string_view ns) {
+  units_->Advance(now);
+  return units_->locks.ListSemaphores(ns);
+}
+
 std::vector<NamespaceInfo> Engine::ListNamespaces(Time now) {
   Units& u = *units_;
   u.Advance(now);
@@ -850,6 +920,7 @@ void Engine::SetNamespaceOptions(std::string_view ns, NamespaceOptions o) {
   units_->locks.SetMemoryNamespace(ns, o.locks == LockDurability::kMemory);
   units_->outbox.SetMaxAttempts(ns, o.outbox_max_attempts);
   units_->transactions.SetLimit(ns, o.max_transaction);
+  units_->locks.SetLockDelay(ns, o.lock_delay);
 }
 
 Result<std::uint64_t> Engine::InsertRecord(Time now, RecordKey key,
@@ -1137,6 +1208,14 @@ Status Engine::RestoreTransactionIds(TransactionId reserved) {
   return Status::Ok();
 }
 
+Status Engine::RestoreLockDelay(std::uint64_t until_us) {
+  if (units_->started) return RestoreTooLate();
+  if (until_us == 0) return Status::Ok();
+  units_->locks.HoldBackAfterRestart(
+      Time(Duration(static_cast<Duration::rep>(until_us))));
+  return Status::Ok();
+}
+
 Status Engine::Restore(Time now, const DurableState& state) {
   for (const KeyRow& row : state.rows) {
     if (Status st = RestoreKey(now, KeyRow(row)); !st.ok()) return st;
@@ -1158,6 +1237,9 @@ Status Engine::Restore(Time now, const DurableState& state) {
   }
   if (Status st = RestoreTransactionIds(state.transaction_ids_reserved);
       !st.ok()) {
+    return st;
+  }
+  if (Status st = RestoreLockDelay(state.lock_delay_until_us); !st.ok()) {
     return st;
   }
   return RestoreFences(state.fences_reserved);

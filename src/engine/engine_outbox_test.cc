@@ -84,6 +84,7 @@ class OutboxTest : public EngineHarness {
         case Kind::kDeleteLock:
         case Kind::kReserveSessionIds:
         case Kind::kReserveTransactionIds:
+        case Kind::kReserveLockDelay:
           break;
       }
     }

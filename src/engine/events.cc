@@ -28,6 +28,18 @@ std::string_view EventTypeName(EventType type) {
       return "applock.cancelled";
     case EventType::kLockDeadlock:
       return "applock.deadlock";
+    case EventType::kSemaphoreGranted:
+      return "semaphore.granted";
+    case EventType::kSemaphoreWaiting:
+      return "semaphore.waiting";
+    case EventType::kSemaphoreReleased:
+      return "semaphore.released";
+    case EventType::kSemaphoreTimeout:
+      return "semaphore.timeout";
+    case EventType::kSemaphoreCancelled:
+      return "semaphore.cancelled";
+    case EventType::kSemaphoreDeadlock:
+      return "semaphore.deadlock";
     case EventType::kCheckoutGranted:
       return "checkout.granted";
     case EventType::kCheckoutRenewed:

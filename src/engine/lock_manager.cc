@@ -7,6 +7,29 @@
 #include "engine/transaction_manager.h"
 
 namespace leasehold::engine {
+namespace {
+
+// A semaphore's events have their own names.
+EventType SemaphoreEventType(EventType lock_type) {
+  switch (lock_type) {
+    case EventType::kLockGranted:
+      return EventType::kSemaphoreGranted;
+    case EventType::kLockWaiting:
+      return EventType::kSemaphoreWaiting;
+    case EventType::kLockReleased:
+      return EventType::kSemaphoreReleased;
+    case EventType::kLockTimeout:
+      return EventType::kSemaphoreTimeout;
+    case EventType::kLockCancelled:
+      return EventType::kSemaphoreCancelled;
+    case EventType::kLockDeadlock:
+      return EventType::kSemaphoreDeadlock;
+    default:
+      return lock_type;
+  }
+}
+
+}  // namespace
 
 LockManager::LockManager(FenceSource* fences, DeadlineQueue* deadlines,
                          JournalBatch* journal, EventSink* events)
@@ -18,11 +41,15 @@ LockManager::LockManager(FenceSource* fences, DeadlineQueue* deadlines,
 // --- Requests
 // -----------------------------------------------------------------
 
-AcquireOutcome LockManager::Acquire(Time now, Session* s, const LockKey& key,
-                                    LockMode mode, LockOwner owner,
-                                    WaitTerms& terms) {
+Result<AcquireOutcome> LockManager::Acquire(Time now, Session* s,
+                                            const LockKey& key, LockMode mode,
+                                            LockOwner owner, WaitTerms& terms) {
   Resource* r = table_.FindOrCreate(key);
-  if (r->idle()) r->memory = IsMemoryNamespace(key.ns);  // new
+  if (r->idle()) {
+    r->memory = IsMemoryNamespace(key.ns);  // new
+  } else if (r->limit != 0) {
+    return std::unexpected(WrongKind(key, r));
+  }
   const Decision d = Decide(r, s, owner, mode);
   AcquireOutcome out;
   if (d.grantable) {
@@ -33,18 +60,54 @@ AcquireOutcome LockManager::Acquire(Time now, Session* s, const LockKey& key,
     return out;
   }
   if (!terms.may_wait || (terms.deadline && *terms.deadline <= now)) {
-    ++timeouts_;
-    if (events_ != nullptr) {
-      Event e = LockEvent(EventType::kLockTimeout, now, s, r, owner);
-      e.mode = mode;
-      Emit(e);
-    }
-    table_.EraseIfIdle(r);
-    out.result = AcquireResult::kTimeout;
+    RefuseAtOnce(now, s, r, owner, mode, 0, out);
     return out;
   }
-  Park(now, s, r, owner, mode, d, terms, out);
+  Park(now, s, r, owner, mode, 0, d, terms, out);
   return out;
+}
+
+Status LockManager::CheckIsLock(const LockKey& key) {
+  const Resource* r = table_.Find(key);
+  return r != nullptr && r->limit != 0 ? WrongKind(key, r) : Status::Ok();
+}
+
+std::string QuotedName(std::string_view name) {
+  std::string out;
+  out.reserve(name.size() + 2);
+  out += '"';
+  out += name;
+  out += '"';
+  return out;
+}
+
+Status LockManager::WrongKind(const LockKey& key, const Resource* r) {
+  const std::string name = QuotedName(key.resource);
+  if (r->limit == 0) {
+    return Status(StatusCode::kWrongKind,
+                  name +
+                      " is an application lock in use; a name is a lock or a "
+                      "semaphore, not both (ask /v1/applocks, or use "
+                      "another name)");
+  }
+  return Status(StatusCode::kWrongKind,
+                name + " is a semaphore of " + std::to_string(r->limit) +
+                    " permits in use; a name is a lock or a semaphore, not "
+                    "both (ask /v1/semaphores, or use another name)");
+}
+
+void LockManager::RefuseAtOnce(Time now, Session* s, Resource* r,
+                               LockOwner owner, LockMode mode,
+                               std::uint32_t permits, AcquireOutcome& out) {
+  ++timeouts_;
+  if (events_ != nullptr) {
+    Event e = LockEvent(EventType::kLockTimeout, now, s, r, owner);
+    e.mode = mode;
+    if (permits != 0) e.count = permits;
+    Emit(e);
+  }
+  table_.EraseIfIdle(r);
+  out.result = AcquireResult::kTimeout;
 }
 
 Status LockManager::WaitPending(const Session* s) {
@@ -74,6 +137,7 @@ LockManager::Decision LockManager::Decide(Resource* r, Session* s,
     return d;
   }
   d.conversion = own != nullptr || table_.SessionHolds(r, s);
+  if (HeldBack(r)) return d;  // a lock-delay: nothing until it ends
   const ModeMask granted =
       d.conversion ? table_.OthersGrantedMask(r, s) : r->GrantedMask();
   if (ConflictsWithAny(d.target, granted)) return d;
@@ -108,13 +172,14 @@ Grant* LockManager::GrantTo(Resource* r, Session* s, LockOwner owner,
 }
 
 void LockManager::Park(Time now, Session* s, Resource* r, LockOwner owner,
-                       LockMode mode, const Decision& d, WaitTerms& terms,
-                       AcquireOutcome& out) {
+                       LockMode mode, std::uint32_t permits, const Decision& d,
+                       WaitTerms& terms, AcquireOutcome& out) {
   if (terms.wait == 0) terms.wait = ++last_wait_id_;
   const WaitId id = terms.wait;
   Waiter* w = table_.Enqueue(r, s, owner, mode, d.target, d.conversion, now,
                              terms.deadline, id);
   w->for_call = terms.for_call;
+  w->permits = permits;
   waits_.emplace(id, w);
   if (terms.deadline) {
     deadlines_->Add({*terms.deadline, DeadlineKind::kWaitTimeout, id});
@@ -147,6 +212,7 @@ void LockManager::Announce(const Waiter* w, Time now) {
   Event e = LockEvent(EventType::kLockWaiting, now, w->session, w->resource,
                       w->owner);
   e.mode = w->requested;
+  e.count = w->permits;
   e.until = w->deadline;
   Emit(e);
 }
@@ -157,6 +223,7 @@ void LockManager::Announce(const Waiter* w, Time now) {
 Status LockManager::Release(Time now, Session* s, const LockKey& key,
                             LockOwner owner) {
   Resource* r = table_.Find(key);
+  if (r != nullptr && r->limit != 0) return WrongKind(key, r);
   Grant* g = r != nullptr ? table_.FindGrant(r, s, owner) : nullptr;
   if (g == nullptr) {
     return Status(StatusCode::kNotHeld,
@@ -177,6 +244,7 @@ Status LockManager::Release(Time now, Session* s, const LockKey& key,
 void LockManager::ReleaseIfHeld(Time now, Session* s, const LockKey& key,
                                 LockOwner owner) {
   Resource* r = table_.Find(key);
+  if (r != nullptr && r->limit != 0) return;  // not a lock of the call
   Grant* g = r != nullptr ? table_.FindGrant(r, s, owner) : nullptr;
   if (g != nullptr) DropReference(g, now);
 }
@@ -213,6 +281,7 @@ void LockManager::ReleaseAll(Time now, Session* s, LockOwner owner,
     Event e = LockEvent(EventType::kLockReleased, now, s, r, owner);
     e.mode = g->mode;
     e.fence = g->fence;
+    r->permits_held -= r->limit != 0 ? g->count : 0;
     table_.RemoveGrant(g);
     Emit(e);
     touched.push_back(r);
@@ -256,25 +325,42 @@ Status LockManager::Restore(Session* s, const LockKey& key,
                       "\" cannot be restored: " + std::string(why));
   };
   const auto mode = static_cast<int>(row.mode);
-  if (mode <= 0 || mode >= kLockModeCount) {
-    return refuse("its mode is not a lock mode");
+  const bool semaphore = row.limit != 0;
+  if (semaphore ? mode != 0 : (mode <= 0 || mode >= kLockModeCount)) {
+    return refuse(semaphore ? "a semaphore's row has a lock mode"
+                            : "its mode is not a lock mode");
   }
   if (row.count == 0) return refuse("its count is 0");
+  if (semaphore && row.limit > kMaxSemaphoreLimit) {
+    return refuse("its limit is above " + std::to_string(kMaxSemaphoreLimit));
+  }
   if (row.owner != LockOwner::kSession &&
       row.owner != LockOwner::kTransaction) {
     return refuse("its owner is neither Session nor Transaction");
   }
   Resource* r = table_.FindOrCreate(key);
+  if (r->idle()) r->limit = row.limit;
+  if (r->limit != row.limit) {
+    table_.EraseIfIdle(r);
+    return refuse(r->limit == 0 || !semaphore
+                      ? "another row names it as the other kind (a lock "
+                        "and a semaphore)"
+                      : "another row gives the semaphore another limit");
+  }
   if (table_.FindGrant(r, s, row.owner) != nullptr) {
     return refuse("the owner holds it already");
   }
-  if (ConflictsWithAny(row.mode, table_.OthersGrantedMask(r, s))) {
+  if (semaphore ? std::uint64_t{r->permits_held} + row.count > r->limit
+                : ConflictsWithAny(row.mode, table_.OthersGrantedMask(r, s))) {
     table_.EraseIfIdle(r);
-    return refuse(
-        "another session's restored lock there conflicts with its mode");
+    return refuse(semaphore ? "the semaphore's rows hold more permits than its "
+                              "limit"
+                            : "another session's restored lock there conflicts "
+                              "with its mode");
   }
   Grant* g = table_.AddGrant(r, s, row.owner, row.mode, row.fence, row.since);
   g->count = row.count;
+  if (semaphore) r->permits_held += row.count;
   return Status::Ok();
 }
 
@@ -328,6 +414,7 @@ void LockManager::JournalGrant(const Grant* g, JournalEntry::Kind kind) {
   if (kind == JournalEntry::Kind::kDeleteLock) return;
   row.mode = g->mode;
   row.count = g->count;
+  row.limit = g->resource->limit;
   row.fence = g->fence;
   row.since = g->since;
 }
@@ -345,6 +432,7 @@ bool LockManager::WouldGrant(Session* s, const LockKey& key, LockMode mode,
                              LockOwner owner) {
   Resource* r = table_.Find(key);
   if (r == nullptr) return owed_news_ == 0 || !IsMemoryNamespace(key.ns);
+  if (r->limit != 0) return false;  // a semaphore in use
   return Decide(r, s, owner, mode).grantable;
 }
 
@@ -439,7 +527,8 @@ CallStep LockManager::TakeCallStep() {
 }
 
 void LockManager::GrantWaiters(Resource* r, Time now) {
-  if (Quiet(r)) return;
+  if (Quiet(r) || HeldBack(r)) return;
+  if (r->limit != 0) return GrantPermitWaiters(r, now);
   ModeMask waiting_ahead = 0;
   Waiter* w = r->queue_head;
   while (w != nullptr) {
@@ -471,8 +560,11 @@ void LockManager::GrantWaiter(Waiter* w, Time now) {
   const LockMode requested = w->requested;
   const WaitId id = w->id;
   const bool for_call = w->for_call;
+  const std::uint32_t permits = w->permits;
   Forget(w);
-  const Grant* g = GrantTo(r, s, owner, requested, now, for_call);
+  const Grant* g = r->limit != 0
+                       ? GrantPermits(r, s, owner, permits, now)
+                       : GrantTo(r, s, owner, requested, now, for_call);
   Deliver(id, for_call, s->id, AcquireResult::kGrantedAfterWait, g, nullptr);
 }
 
@@ -505,7 +597,7 @@ DeadlockReport LockManager::MakeReport(const std::vector<CycleEdge>& cycle,
     report.cycle.push_back(
         WaitForEdge{e.waiter->id, e.waiter->name, e.holder->id, e.holder->name,
                     std::string(key.ns), std::string(key.principal),
-                    std::string(key.resource), e.wanted});
+                    std::string(key.resource), e.wanted, e.permits});
   }
   return report;
 }
@@ -516,6 +608,7 @@ DeadlockReport LockManager::MakeReport(const std::vector<CycleEdge>& cycle,
 std::vector<LockInfo> LockManager::List(std::string_view ns) const {
   std::vector<LockInfo> out;
   table_.ForEachResource([&](const Resource* r) {
+    if (r->limit != 0) return;  // a semaphore
     const auto key = LockTable::DecodeKey(r->key);
     if (!ns.empty() && key.ns != ns) return;
     out.push_back(Describe(r, key));
@@ -534,12 +627,17 @@ void LockManager::CountByNamespace(
     auto it = out.find(ns);
     if (it == out.end())
       it = out.emplace(std::string(ns), NamespaceInfo{}).first;
-    ++it->second.lock_resources;
+    ++(r->limit != 0 ? it->second.semaphores : it->second.lock_resources);
   });
 }
 
-LockInfo LockManager::Describe(const Resource* r, const DecodedKey& key) {
+LockInfo LockManager::Describe(const Resource* r, const DecodedKey& key) const {
   LockInfo info;
+  if (r->held_back) {
+    info.lock_delay_until = r->held_back_until;
+  } else if (restart_hold_until_ && RestartHolds(r)) {
+    info.lock_delay_until = restart_hold_until_;
+  }
   info.ns = key.ns;
   info.principal = key.principal;
   info.resource = key.resource;
@@ -561,8 +659,9 @@ LockInfo LockManager::Describe(const Resource* r, const DecodedKey& key) {
 Event LockManager::LockEvent(EventType type, Time now, const Session* s,
                              const Resource* r, LockOwner owner) const {
   Event e;
-  e.type = type;
+  e.type = r->limit != 0 ? SemaphoreEventType(type) : type;
   e.at = now;
+  e.limit = r->limit;
   e.session = s->id;
   e.session_name = s->name;
   if (events_ == nullptr) return e;  // skip decoding when nobody listens

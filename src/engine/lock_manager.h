@@ -43,6 +43,11 @@ struct WaitTerms {
   bool for_call = false;
 };
 
+// `name` in double quotes, for messages. Appended piece by piece: GCC 12
+// at -O3 reports a false -Wrestrict for "\"" + std::string(...) (its bug
+// 105329).
+std::string QuotedName(std::string_view name);
+
 // The decision on a parked request of an acquire-all call.
 struct CallStep {
   WaitId wait = 0;
@@ -62,9 +67,41 @@ class LockManager {
   // not wait or its deadline has passed; kDeadlock as a cycle's victim), or
   // parked (`wait` set; the id in the outcome). Parking first resolves
   // every cycle the request closes, so a parked request may come back
-  // decided (kGrantedAfterWait once a victim made way).
-  AcquireOutcome Acquire(Time now, Session* s, const LockKey& key,
-                         LockMode mode, LockOwner owner, WaitTerms& terms);
+  // decided (kGrantedAfterWait once a victim made way). kWrongKind (nothing
+  // changes) when the name is a semaphore in use.
+  Result<AcquireOutcome> Acquire(Time now, Session* s, const LockKey& key,
+                                 LockMode mode, LockOwner owner,
+                                 WaitTerms& terms);
+  // The refusal of a lock request on `key` when it names a semaphore in use.
+  Status CheckIsLock(const LockKey& key);
+
+  // --- Semaphores (lock_manager_semaphores.cc) -----------------------------
+  // As Acquire, for `permits` of the semaphore `key` of `limit` permits
+  // (both checked in range by the caller). Errors, nothing changed:
+  // kWrongKind, kLimitMismatch, kBadRequest (never grantable).
+  Result<AcquireOutcome> AcquirePermits(Time now, Session* s,
+                                        const LockKey& key,
+                                        std::uint32_t permits,
+                                        std::uint32_t limit, LockOwner owner,
+                                        WaitTerms& terms);
+  // Gives back `permits` (0: all) of what `s` holds as `owner`; returns
+  // what it still holds. kNotHeld, kBadRequest, kWrongKind, kWaitPending.
+  Result<std::uint32_t> ReleasePermits(Time now, Session* s, const LockKey& key,
+                                       LockOwner owner, std::uint32_t permits);
+  std::vector<SemaphoreInfo> ListSemaphores(std::string_view ns) const;
+
+  // --- Lock-delay (NamespaceOptions::lock_delay; lock_delay.cc) -----------
+  void SetLockDelay(std::string_view ns, Duration delay);
+  // `s` is about to lose what it holds without having given it back (it
+  // expired, or an administrator ended it): in lock-delay namespaces, its
+  // locks and permits are held back from everyone until the delay ends,
+  // and that end is journaled. Call before the releases.
+  void HoldBackAll(Time now, Session* s);
+  // After a restart, from the journaled end of the latest delay: lock-delay
+  // namespaces grant nothing new until `until`.
+  void HoldBackAfterRestart(Time until);
+  // The kLockDelayEnd deadline of hold `hold` (0: the restart's).
+  void EndHold(Time at, std::uint64_t hold);
   // The refusal of a request from `s` while it waits (s->waiting) already.
   static Status WaitPending(const Session* s);
 
@@ -154,14 +191,37 @@ class LockManager {
   };
 
   Decision Decide(Resource* r, Session* s, LockOwner owner, LockMode mode);
+  Decision DecidePermits(Resource* r, Session* s, std::uint32_t permits);
+  // The semaphore's grant pass: strictly in queue order, while they fit.
+  void GrantPermitWaiters(Resource* r, Time now);
+  Grant* GrantPermits(Resource* r, Session* s, LockOwner owner,
+                      std::uint32_t permits, Time now);
+  SemaphoreInfo DescribeSemaphore(const Resource* r,
+                                  const DecodedKey& key) const;
+  Duration LockDelayOf(std::string_view ns) const;
+  // Holds back what `g` holds on its resource, if its namespace has a
+  // lock-delay.
+  void HoldBack(const Grant* g, Time now);
+  // A restart's hold covers `r` (its namespace has a lock-delay).
+  bool RestartHolds(const Resource* r) const;
+  // No grant on `r` now: a lock held back, or the restart's hold.
+  bool HeldBack(const Resource* r) const {
+    return r->held_back || (restart_hold_until_ && RestartHolds(r));
+  }
+  static Status WrongKind(const LockKey& key, const Resource* r);
   // `for_call`: a lock of an acquire-all call, journaled only when the
   // call succeeds (JournalHeld), so that a restart never brings back part
   // of a call that was not answered.
   Grant* GrantTo(Resource* r, Session* s, LockOwner owner, LockMode mode,
                  Time now, bool for_call);
-  // Parks a request that `d` says must wait, into `out`.
+  // Parks a request that `d` says must wait, into `out`; `permits` for a
+  // semaphore's.
   void Park(Time now, Session* s, Resource* r, LockOwner owner, LockMode mode,
-            const Decision& d, WaitTerms& terms, AcquireOutcome& out);
+            std::uint32_t permits, const Decision& d, WaitTerms& terms,
+            AcquireOutcome& out);
+  // A refused request that may not wait (kTimeout), into `out`.
+  void RefuseAtOnce(Time now, Session* s, Resource* r, LockOwner owner,
+                    LockMode mode, std::uint32_t permits, AcquireOutcome& out);
   void Announce(const Waiter* w, Time now);
   // Ends a parked request without a grant, then lets others move up.
   void AbortWait(Waiter* w, AcquireResult result, Time now,
@@ -184,7 +244,7 @@ class LockManager {
                                Session* closer);
   static DeadlockReport MakeReport(const std::vector<CycleEdge>& cycle,
                                    const Session* victim);
-  static LockInfo Describe(const Resource* r, const DecodedKey& key);
+  LockInfo Describe(const Resource* r, const DecodedKey& key) const;
   Event LockEvent(EventType type, Time now, const Session* s, const Resource* r,
                   LockOwner owner) const;
   void Emit(const Event& e) {
@@ -210,6 +270,17 @@ class LockManager {
   // once) goes straight into its outcome.
   WaitId inline_wait_ = 0;
   AcquireOutcome* inline_out_ = nullptr;
+  std::map<std::string, Duration, std::less<>> lock_delays_;
+  // A running lock-delay: what it holds back, until when.
+  struct Hold {
+    Resource* resource;
+    Time until;
+    std::uint32_t permits;  // a semaphore's; 0 for a lock
+  };
+  std::unordered_map<std::uint64_t, Hold> holds_;
+  std::uint64_t last_hold_id_ = 0;
+  Time journaled_hold_until_{};
+  std::optional<Time> restart_hold_until_;
   std::deque<CallStep> call_steps_;
   std::vector<FinishedWait> finished_;
   std::uint64_t deadlocks_ = 0;

@@ -23,8 +23,10 @@ class LockManagerTest : public ::testing::Test {
 
   AcquireOutcome Ask(SessionId id, std::string_view resource, LockMode mode,
                      WaitTerms terms = {}) {
-    return locks_.Acquire(now_, S(id), {"ns", "public", resource}, mode,
-                          kSessionOwner, terms);
+    return locks_
+        .Acquire(now_, S(id), {"ns", "public", resource}, mode, kSessionOwner,
+                 terms)
+        .value();
   }
   Status Let(SessionId id, std::string_view resource) {
     return locks_.Release(now_, S(id), {"ns", "public", resource},
@@ -216,9 +218,9 @@ TEST_F(LockManagerTest, EndingATransactionKeepsTheSessionsOwnLocks) {
   const LockKey s{"ns", "public", "s"};
   WaitTerms terms;
   ASSERT_EQ(
-      locks_.Acquire(now_, S(1), t, kX, LockOwner::kTransaction, terms).result,
+      locks_.Acquire(now_, S(1), t, kX, LockOwner::kTransaction, terms)->result,
       AcquireResult::kGranted);
-  ASSERT_EQ(locks_.Acquire(now_, S(1), s, kX, kSessionOwner, terms).result,
+  ASSERT_EQ(locks_.Acquire(now_, S(1), s, kX, kSessionOwner, terms)->result,
             AcquireResult::kGranted);
   // Waiting for the transaction's lock, which the end lets go.
   const AcquireOutcome other = Ask(2, "t", kX);
@@ -236,8 +238,10 @@ TEST_F(LockManagerTest, EndingATransactionKeepsTheSessionsOwnLocks) {
 TEST_F(LockManagerTest, EndingATransactionCancelsItsParkedRequest) {
   ASSERT_EQ(Ask(2, "x", kX).result, AcquireResult::kGranted);
   WaitTerms terms;
-  const AcquireOutcome parked = locks_.Acquire(
-      now_, S(1), {"ns", "public", "x"}, kX, LockOwner::kTransaction, terms);
+  const AcquireOutcome parked = locks_
+                                    .Acquire(now_, S(1), {"ns", "public", "x"},
+                                             kX, LockOwner::kTransaction, terms)
+                                    .value();
   ASSERT_TRUE(parked.wait);
   locks_.EndTransaction(now_, S(1));
   std::vector<FinishedWait> done = locks_.TakeFinished();

@@ -23,6 +23,7 @@ namespace leasehold::engine {
 struct Resource;
 
 // One owner's hold on one resource: mode, reference count, latest fence.
+// On a semaphore: mode kNoLock, and `count` is the permits held.
 struct Grant {
   Resource* resource = nullptr;
   Session* session = nullptr;
@@ -49,8 +50,9 @@ struct Waiter {
   LockOwner owner = LockOwner::kTransaction;
   LockMode requested = LockMode::kNoLock;
   LockMode target = LockMode::kNoLock;  // Combine(held by owner, requested)
-  bool conversion = false;  // the session held the resource when it asked
-  bool for_call = false;    // part of an acquire-all call (LockManager)
+  bool conversion = false;    // the session held the resource when it asked
+  bool for_call = false;      // part of an acquire-all call (LockManager)
+  std::uint32_t permits = 0;  // on a semaphore: asked for (modes kNoLock)
 };
 
 struct Resource {
@@ -65,8 +67,20 @@ struct Resource {
   // Its namespace keeps locks in memory only: its grants are not journaled
   // (set when the resource is created; see LockManager).
   bool memory = false;
+  // 0: a lock. Else a semaphore of this many permits (set when it is
+  // created), of which its grants hold `permits_held`.
+  std::uint32_t limit = 0;
+  std::uint32_t permits_held = 0;
+  // Lock-delay (LockManager): a lock grants nothing while held back; a
+  // semaphore keeps `held_back_permits` out of reach. Until the latest end.
+  bool held_back = false;
+  std::uint32_t held_back_permits = 0;
+  Time held_back_until{};
 
-  bool idle() const { return grants == nullptr && queue_head == nullptr; }
+  bool idle() const {
+    return grants == nullptr && queue_head == nullptr && !held_back &&
+           held_back_permits == 0;
+  }
   ModeMask GrantedMask() const;
 };
 

@@ -42,9 +42,11 @@ void ActivityHistory::OnEvents(const std::vector<OwnedEvent>& events) {
         ++SecondOf(e.at).checkouts;
         break;
       case EventType::kLockTimeout:
+      case EventType::kSemaphoreTimeout:
         ++MinuteOf(e.at).timeouts;
         break;
       case EventType::kLockDeadlock:
+      case EventType::kSemaphoreDeadlock:
         ++MinuteOf(e.at).deadlocks;
         deadlocks_.push_back(e);
         if (deadlocks_.size() > kMaxDeadlocks) deadlocks_.pop_front();

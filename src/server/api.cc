@@ -97,6 +97,8 @@ unsigned HttpStatusFor(StatusCode code) {
     case StatusCode::kTransactionAborted:
     case StatusCode::kTransactionExpired:
     case StatusCode::kTransactionLost:
+    case StatusCode::kWrongKind:
+    case StatusCode::kLimitMismatch:
       return 409;
     case StatusCode::kBodyTooLarge:
     case StatusCode::kTransactionTooLarge:

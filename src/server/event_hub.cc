@@ -2,6 +2,7 @@
 
 #include <boost/json.hpp>
 
+#include "server/handlers.h"
 #include "server/json_io.h"
 
 namespace leasehold::server {
@@ -19,11 +20,19 @@ std::string SseFrame(const OwnedEvent& e) {
   if (!e.resource.empty()) o["resource"] = e.resource;
   const bool lock =
       e.type >= EventType::kLockGranted && e.type <= EventType::kLockDeadlock;
-  if (lock) {
+  const bool semaphore = e.type >= EventType::kSemaphoreGranted &&
+                         e.type <= EventType::kSemaphoreDeadlock;
+  if (lock || semaphore) {
     o["principal"] = e.principal;
     o["owner"] = LockOwnerName(e.owner);
+  }
+  if (lock) {
     o["mode"] = LockModeName(e.mode);
     o["count"] = e.count;
+  }
+  if (semaphore) {
+    o["permits"] = e.count;
+    o["limit"] = e.limit;
   }
   if (e.fence != 0) o["fence"] = e.fence;
   if (e.until) o["until"] = TimeJson(*e.until);
@@ -40,19 +49,7 @@ std::string SseFrame(const OwnedEvent& e) {
     o["id"] = e.message;
     if (e.type == EventType::kOutboxClaimed) o["attempt"] = e.count;
   }
-  if (e.deadlock) {
-    json::array cycle;
-    for (const WaitForEdge& edge : e.deadlock->cycle) {
-      cycle.push_back(json::object{{"waiter", std::to_string(edge.waiter)},
-                                   {"waiter_name", edge.waiter_name},
-                                   {"holder", std::to_string(edge.holder)},
-                                   {"holder_name", edge.holder_name},
-                                   {"resource", edge.resource},
-                                   {"wanted", LockModeName(edge.wanted)}});
-    }
-    o["deadlock"] = json::object{{"victim", std::to_string(e.deadlock->victim)},
-                                 {"cycle", cycle}};
-  }
+  if (e.deadlock) o["deadlock"] = DeadlockJson(*e.deadlock);
   std::string frame = "event: ";
   frame += EventTypeName(e.type);
   frame += "\ndata: ";

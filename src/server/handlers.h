@@ -97,6 +97,15 @@ void EndTransaction(Call& c, SessionId id, bool commit);
 // {"victim", "cycle": [{"waiter", "waiter_name", "holder", ...}]}.
 boost::json::object DeadlockJson(const DeadlockReport& report);
 
+// Who asks, in a lock's or a semaphore's body: "session", "principal"
+// (default "public"), "owner" (default Transaction).
+struct HolderArgs {
+  SessionId session = 0;
+  std::string principal = "public";
+  LockOwner owner = LockOwner::kTransaction;
+};
+Result<HolderArgs> HolderArgsFromBody(const Fields& fields);
+
 void AcquireLock(Call& c, const std::string& ns);
 // handlers_acquire_all.cc
 void AcquireAllLocks(Call& c, const std::string& ns);
@@ -104,6 +113,12 @@ void ReleaseLock(Call& c, const std::string& ns);
 void LockModeOf(Call& c, const std::string& ns);
 void TestLock(Call& c, const std::string& ns);
 void ListLocks(Call& c, const std::string& ns);
+
+// handlers_semaphores.cc
+void AcquireSemaphore(Call& c, const std::string& ns, const std::string& name);
+void ReleaseSemaphore(Call& c, const std::string& ns, const std::string& name);
+void ListSemaphores(Call& c, const std::string& ns);
+void GetSemaphore(Call& c, const std::string& ns, const std::string& name);
 
 void InsertRecord(Call& c, const std::string& ns, const std::string& key);
 void GetRecord(Call& c, const std::string& ns, const std::string& key);

@@ -12,33 +12,17 @@ using std::chrono::milliseconds;
 
 // The parts of a lock request shared by acquire, release, mode and test,
 // from a body (`fields`) or a query string (`query`).
-struct LockArgs {
-  SessionId session = 0;
+struct LockArgs : HolderArgs {
   std::string resource;
-  std::string principal = "public";
-  LockOwner owner = LockOwner::kTransaction;
 };
 
 Result<LockArgs> ArgsFromBody(const Fields& f) {
-  LockArgs a;
-  auto session = SessionField(f);
-  if (!session) return std::unexpected(session.error());
-  a.session = *session;
+  auto holder = HolderArgsFromBody(f);
+  if (!holder) return std::unexpected(holder.error());
+  LockArgs a{*holder, {}};
   auto resource = f.RequiredString("resource");
   if (!resource) return std::unexpected(resource.error());
   a.resource = std::move(*resource);
-  auto principal = f.OptionalString("principal");
-  if (!principal) return std::unexpected(principal.error());
-  if (*principal) a.principal = PrincipalScope(**principal);
-  auto owner = f.OptionalString("owner");
-  if (!owner) {
-    return Error(StatusCode::kBadOwner, "owner must be Transaction or Session");
-  }
-  if (*owner) {
-    auto parsed = ParseLockOwner(**owner);
-    if (!parsed) return std::unexpected(parsed.error());
-    a.owner = *parsed;
-  }
   return a;
 }
 
@@ -82,6 +66,26 @@ ApiResponse AcquireResponse(AcquireResult result, Fence fence, LockMode held,
 
 }  // namespace
 
+Result<HolderArgs> HolderArgsFromBody(const Fields& f) {
+  HolderArgs a;
+  auto session = SessionField(f);
+  if (!session) return std::unexpected(session.error());
+  a.session = *session;
+  auto principal = f.OptionalString("principal");
+  if (!principal) return std::unexpected(principal.error());
+  if (*principal) a.principal = PrincipalScope(**principal);
+  auto owner = f.OptionalString("owner");
+  if (!owner) {
+    return Error(StatusCode::kBadOwner, "owner must be Transaction or Session");
+  }
+  if (*owner) {
+    auto parsed = ParseLockOwner(**owner);
+    if (!parsed) return std::unexpected(parsed.error());
+    a.owner = *parsed;
+  }
+  return a;
+}
+
 boost::json::object DeadlockJson(const DeadlockReport& d) {
   json::array cycle;
   for (const WaitForEdge& e : d.cycle) {
@@ -93,6 +97,8 @@ boost::json::object DeadlockJson(const DeadlockReport& d) {
                                  {"principal", e.principal},
                                  {"resource", e.resource},
                                  {"wanted", LockModeName(e.wanted)}});
+    // A semaphore's edge: how many permits the waiter wants there.
+    if (e.permits != 0) cycle.back().as_object()["permits"] = e.permits;
   }
   return json::object{{"victim", SessionIdText(d.victim)}, {"cycle", cycle}};
 }
@@ -216,10 +222,12 @@ void ListLocks(Call& c, const std::string& ns) {
                              {"since", TimeJson(w.since)},
                              {"deadline", TimeJson(w.deadline)}});
           }
-          out.push_back(json::object{{"resource", l.resource},
-                                     {"principal", l.principal},
-                                     {"granted", granted},
-                                     {"waiting", waiting}});
+          out.push_back(
+              json::object{{"resource", l.resource},
+                           {"principal", l.principal},
+                           {"granted", granted},
+                           {"waiting", waiting},
+                           {"lock_delay_until", TimeJson(l.lock_delay_until)}});
         }
         return JsonResponse(200, json::object{{"locks", out}});
       });

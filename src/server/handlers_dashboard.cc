@@ -22,6 +22,7 @@ json::object NamespaceJson(const NamespaceInfo& n) {
                       {"keys", n.keys},
                       {"active_checkouts", n.active_checkouts},
                       {"lock_resources", n.lock_resources},
+                      {"semaphores", n.semaphores},
                       {"topics", std::move(topics)}};
 }
 
@@ -37,24 +38,17 @@ json::object RateJson(const ActivityHistory::Rates& r) {
 }
 
 json::object DeadlockJson(const OwnedEvent& e) {
-  json::array cycle;
-  for (const WaitForEdge& edge : e.deadlock->cycle) {
-    cycle.push_back(json::object{{"waiter", SessionIdText(edge.waiter)},
-                                 {"waiter_name", edge.waiter_name},
-                                 {"holder", SessionIdText(edge.holder)},
-                                 {"holder_name", edge.holder_name},
-                                 {"ns", edge.ns},
-                                 {"principal", edge.principal},
-                                 {"resource", edge.resource},
-                                 {"wanted", LockModeName(edge.wanted)}});
-  }
-  return json::object{{"at", TimeJson(e.at)},
-                      {"ns", e.ns},
-                      {"resource", e.resource},
-                      {"mode", LockModeName(e.mode)},
-                      {"victim", SessionIdText(e.deadlock->victim)},
-                      {"victim_name", e.session_name},
-                      {"cycle", std::move(cycle)}};
+  json::object report = server::DeadlockJson(*e.deadlock);
+  json::object o{{"at", TimeJson(e.at)},
+                 {"ns", e.ns},
+                 {"resource", e.resource},
+                 {"mode", LockModeName(e.mode)},
+                 {"victim", std::move(report["victim"])},
+                 {"victim_name", e.session_name},
+                 {"cycle", std::move(report["cycle"])}};
+  // The victim asked for permits of a semaphore.
+  if (e.type == EventType::kSemaphoreDeadlock) o["permits"] = e.count;
+  return o;
 }
 
 }  // namespace

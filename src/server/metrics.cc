@@ -33,24 +33,50 @@ void Metrics::OnEvents(const std::vector<OwnedEvent>& events) {
       waiting_since_.erase(it);
       return true;
     };
+    // Results: granted, granted after a wait, timeout, cancelled, deadlock.
+    const auto count_result = [&](Results& results, EventType kind) {
+      switch (kind) {
+        case EventType::kLockGranted:
+          ++results[waited() ? 1 : 0];
+          break;
+        case EventType::kLockTimeout:
+          waited();
+          ++results[2];
+          break;
+        case EventType::kLockCancelled:
+          waited();
+          ++results[3];
+          break;
+        case EventType::kLockDeadlock:
+          waited();
+          ++results[4];
+          break;
+        default:
+          break;
+      }
+    };
     switch (e.type) {
       case EventType::kLockWaiting:
+      case EventType::kSemaphoreWaiting:
         waiting_since_[e.session] = e.at;
         break;
       case EventType::kLockGranted:
-        ++(waited() ? granted_after_wait_ : granted_);
-        break;
       case EventType::kLockTimeout:
-        waited();
-        ++timeout_;
-        break;
       case EventType::kLockCancelled:
-        waited();
-        ++cancelled_;
-        break;
       case EventType::kLockDeadlock:
-        waited();
-        ++deadlock_;
+        count_result(lock_results_, e.type);
+        break;
+      case EventType::kSemaphoreGranted:
+        count_result(semaphore_results_, EventType::kLockGranted);
+        break;
+      case EventType::kSemaphoreTimeout:
+        count_result(semaphore_results_, EventType::kLockTimeout);
+        break;
+      case EventType::kSemaphoreCancelled:
+        count_result(semaphore_results_, EventType::kLockCancelled);
+        break;
+      case EventType::kSemaphoreDeadlock:
+        count_result(semaphore_results_, EventType::kLockDeadlock);
         break;
       case EventType::kSessionExpired:
         ++sessions_expired_;
@@ -82,20 +108,23 @@ std::string Metrics::Render(const EngineStats& engine, std::size_t parked,
   const GroupCommitStats& store = report.commits;
   std::lock_guard lock(mu_);
   std::ostringstream out;
-  Metric(out, "leasehold_acquisitions_total", "counter",
-         "Application-lock requests by result.");
-  const std::pair<const char*, std::uint64_t> results[] = {
-      {"granted", granted_},
-      {"granted_after_wait", granted_after_wait_},
-      {"timeout", timeout_},
-      {"cancelled", cancelled_},
-      {"deadlock", deadlock_}};
-  for (const auto& [result, n] : results) {
-    out << "leasehold_acquisitions_total{result=\"" << result << "\"} " << n
-        << "\n";
-  }
+  constexpr const char* kResultNames[] = {"granted", "granted_after_wait",
+                                          "timeout", "cancelled", "deadlock"};
+  const auto results = [&](const char* name, const char* help,
+                           const Results& counts) {
+    Metric(out, name, "counter", help);
+    for (std::size_t i = 0; i < counts.size(); ++i) {
+      out << name << "{result=\"" << kResultNames[i] << "\"} " << counts[i]
+          << "\n";
+    }
+  };
+  results("leasehold_acquisitions_total",
+          "Application-lock requests by result.", lock_results_);
+  results("leasehold_semaphore_acquisitions_total",
+          "Semaphore requests by result.", semaphore_results_);
   Metric(out, "leasehold_wait_seconds", "histogram",
-         "How long parked lock requests waited before their answer.");
+         "How long parked lock and semaphore requests waited before their "
+         "answer.");
   for (std::size_t i = 0; i < kWaitBuckets.size(); ++i) {
     out << "leasehold_wait_seconds_bucket{le=\"" << kWaitBuckets[i] << "\"} "
         << wait_buckets_[i] << "\n";

@@ -41,8 +41,10 @@ class Metrics {
   void ObserveWait(double seconds);
 
   mutable std::mutex mu_;
-  std::uint64_t granted_ = 0, granted_after_wait_ = 0, timeout_ = 0,
-                cancelled_ = 0, deadlock_ = 0;
+  // Requests by result, as leasehold_acquisitions_total orders them; of
+  // application locks and of semaphores.
+  using Results = std::array<std::uint64_t, 5>;
+  Results lock_results_{}, semaphore_results_{};
   std::array<std::uint64_t, kWaitBuckets.size()> wait_buckets_{};
   std::uint64_t wait_count_ = 0;
   double wait_sum_ = 0;

@@ -68,6 +68,15 @@ constexpr Route kRoutes[] = {
      [](Call& c) { LockModeOf(c, Ns(c)); }, kInSession},
     {"GET", "/v1/applocks/{ns}/test", Role::kRead,
      [](Call& c) { TestLock(c, Ns(c)); }, kInSession},
+    // Semaphores.
+    {"GET", "/v1/semaphores/{ns}", Role::kRead,
+     [](Call& c) { ListSemaphores(c, Ns(c)); }, kInSession},
+    {"GET", "/v1/semaphores/{ns}/{name}", Role::kRead,
+     [](Call& c) { GetSemaphore(c, Ns(c), c.Param("name")); }, kInSession},
+    {"POST", "/v1/semaphores/{ns}/{name}/acquire", Role::kWrite,
+     [](Call& c) { AcquireSemaphore(c, Ns(c), c.Param("name")); }, kInSession},
+    {"POST", "/v1/semaphores/{ns}/{name}/release", Role::kWrite,
+     [](Call& c) { ReleaseSemaphore(c, Ns(c), c.Param("name")); }, kInSession},
     // Records and their checkouts.
     {"GET", "/v1/records/{ns}", Role::kRead,
      [](Call& c) { ListRecords(c, Ns(c)); }, kInSession},

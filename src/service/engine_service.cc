@@ -27,6 +27,7 @@ class EngineService::Sink final : public EventSink {
     o.owner = e.owner;
     o.mode = e.mode;
     o.count = e.count;
+    o.limit = e.limit;
     o.fence = e.fence;
     o.until = e.until;
     if (e.deadlock != nullptr) o.deadlock = *e.deadlock;
@@ -249,6 +250,20 @@ void EngineService::AcquireAll(
   Step([&](Completions& ready) {
     Result<AcquireAllOutcome> outcome =
         engine_->AcquireAll(clock_.Now(), request);
+    KeepIfParked(outcome, started, finished);
+    AfterStep(Deliver(std::move(started), std::move(outcome)), ready);
+  });
+}
+
+void EngineService::AcquireSemaphore(
+    const SemaphoreRequest& request,
+    std::function<void(Result<AcquireOutcome>)> started, WaitDone finished) {
+  if (Status lapsed = LeaseLapsed(); !lapsed.ok()) {
+    return started(std::unexpected(std::move(lapsed)));
+  }
+  Step([&](Completions& ready) {
+    Result<AcquireOutcome> outcome =
+        engine_->AcquireSemaphore(clock_.Now(), request);
     KeepIfParked(outcome, started, finished);
     AfterStep(Deliver(std::move(started), std::move(outcome)), ready);
   });

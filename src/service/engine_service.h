@@ -75,6 +75,7 @@ struct OwnedEvent {
   LockOwner owner = LockOwner::kTransaction;
   LockMode mode = LockMode::kNoLock;
   std::uint32_t count = 0;
+  std::uint32_t limit = 0;  // semaphores
   Fence fence = 0;
   std::optional<Time> until;
   std::optional<DeadlockReport> deadlock;
@@ -185,6 +186,12 @@ class EngineService {
   void AcquireAll(const AcquireAllRequest& request,
                   std::function<void(Result<AcquireAllOutcome>)> started,
                   WaitDone finished);
+
+  // A semaphore's acquire, as Acquire. The request's names need only last
+  // for the call.
+  void AcquireSemaphore(const SemaphoreRequest& request,
+                        std::function<void(Result<AcquireOutcome>)> started,
+                        WaitDone finished);
 
   // Ends a parked request with -2 (e.g. its client hung up).
   void CancelWait(WaitId wait);

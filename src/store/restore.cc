@@ -30,6 +30,7 @@ Result<std::unique_ptr<Engine>> RestoreEngine(Store& store,
       reserved ? engine->RestoreFences(reserved->fences) : reserved.error();
   if (st.ok()) st = engine->RestoreSessionIds(reserved->session_ids);
   if (st.ok()) st = engine->RestoreTransactionIds(reserved->transaction_ids);
+  if (st.ok()) st = engine->RestoreLockDelay(reserved->lock_delay_until_us);
   if (!st.ok()) {
     return std::unexpected(
         Status(StatusCode::kUnavailable,

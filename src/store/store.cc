@@ -32,15 +32,18 @@ Result<DurableState> Store::LoadAll() {
   state.fences_reserved = reserved->fences;
   state.session_ids_reserved = reserved->session_ids;
   state.transaction_ids_reserved = reserved->transaction_ids;
+  state.lock_delay_until_us = reserved->lock_delay_until_us;
   return state;
 }
 
 std::string_view LockRowProblem(bool has_session, std::int64_t owner,
-                                std::int64_t mode, std::int64_t count) {
+                                std::int64_t mode, std::int64_t count,
+                                std::int64_t limit) {
+  constexpr std::int64_t kMaxCount = std::numeric_limits<std::uint32_t>::max();
   if (!has_session) return "has no session row";
   if (owner < 0 || owner > 1 || mode < 0 || mode >= kLockModeCount ||
-      count < 0 || count > std::numeric_limits<std::uint32_t>::max()) {
-    return "has an owner, mode or count out of range";
+      count < 0 || count > kMaxCount || limit < 0 || limit > kMaxCount) {
+    return "has an owner, mode, count or semaphore limit out of range";
   }
   return {};
 }

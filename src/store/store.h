@@ -28,6 +28,9 @@ class Store {
     Fence fences = 0;
     SessionId session_ids = 0;
     TransactionId transaction_ids = 0;
+    // The latest end of a lock-delay, in microseconds since 1970 UTC (0:
+    // none); kept like the others, as the highest appended.
+    std::uint64_t lock_delay_until_us = 0;
   };
 
   // Calls `key` for every stored key, in (ns, key) byte order, then
@@ -72,10 +75,11 @@ class Store {
 };
 
 // For implementations of Load: why a lock row read back could not have been
-// appended ("" when it could): its session has no row, or its owner, mode
-// or count (as stored) is out of range.
+// appended ("" when it could): its session has no row, or its owner, mode,
+// count or semaphore limit (as stored) is out of range.
 std::string_view LockRowProblem(bool has_session, std::int64_t owner,
-                                std::int64_t mode, std::int64_t count);
+                                std::int64_t mode, std::int64_t count,
+                                std::int64_t limit);
 // How a refusal names that row: the lock row (session S, owner O, "ns",
 // "principal", "resource").
 std::string LockRowName(std::int64_t session, std::int64_t owner,

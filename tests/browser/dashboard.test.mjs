@@ -40,7 +40,8 @@ class Server extends ServerProcess {
   }
 }
 
-const server = new Server();
+// "jobs" holds a lost holder's locks and permits back for a minute.
+const server = new Server({ namespaces: { jobs: { lock_delay_ms: 60000 } } });
 const call = (...args) => server.call(...args);
 
 async function openSession(name) {
@@ -137,6 +138,36 @@ describe("the dashboard", () => {
     await page.locator("#t-deadlocks").filter({ hasText: "1" }).waitFor({ timeout: 2000 });
     await call("DELETE", `/v1/sessions/${ravi}`);
     assert.equal((await ashaWaits).json.result, 1);
+  });
+
+  test("a semaphore is a bar of its permits, with holders, queue and a lock-delay", async () => {
+    const take = (session, permits, timeout_ms = 0, name = "payments", ns = "billing") =>
+      call("POST", `/v1/semaphores/${ns}/${name}/acquire`,
+        { session, permits, limit: 4, owner: "Session", timeout_ms });
+    const mei = await openSession("Mei");
+    const tomas = await openSession("Tomas");
+    const ines = await openSession("Ines");
+    assert.equal((await take(mei, 2)).json.result, 0);
+    assert.equal((await take(tomas, 1)).json.result, 0);
+    const inesWaits = take(ines, 2, 60000);  // 3 of 4 held: 2 more do not fit
+    const row = page.locator("#semaphores-body tr[data-semaphore='payments']");
+    await row.locator("ol.queue li").filter({ hasText: "Ines wants 2" }).waitFor({ timeout: 2000 });
+    assert.equal(await row.locator(".permits .slot").count(), 4);
+    assert.equal(await row.locator(".permits .slot.free").count(), 1);
+    assert.equal(await row.locator(".permits .slot.h0").count(), 2);  // Mei's two
+    assert.match(await row.textContent(), /3 of 4 held/);
+    await call("POST", "/v1/semaphores/billing/payments/release", { session: mei, owner: "Session" });
+    assert.equal((await inesWaits).json.result, 1);
+    await row.locator("ol.queue").waitFor({ state: "detached", timeout: 2000 });
+
+    // A holder whose session expires in "jobs": its permits are held back.
+    const short = await call("POST", "/v1/sessions", { name: "Lost", ttl_ms: 300 });
+    assert.equal((await take(short.json.id, 3, 0, "exports", "jobs")).json.result, 0);
+    const held = page.locator("#semaphores-body tr[data-semaphore='exports']");
+    await held.locator(".lock-delay").waitFor({ timeout: 5000 });
+    assert.match(await held.locator(".lock-delay").textContent(), /3 permits of a lost holder held back/);
+    assert.equal(await held.locator(".permits .slot.delayed").count(), 3);
+    for (const s of [tomas, ines]) await call("DELETE", `/v1/sessions/${s}`);
   });
 
   test("screenshots at 1280 and 390 px wide", async () => {

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <thread>
 
@@ -359,6 +360,164 @@ TEST_F(CliTest, LockAndTakesSeveralLocksAllOrNothing) {
   ASSERT_EQ(locks.as_array().size(), 2u) << "a was not left behind";
   EXPECT_EQ(locks.at(0).at("resource"), "b");
   EXPECT_EQ(Leasehold("lock a --and a --ns app").code, 3) << "listed twice";
+}
+
+// Semaphores: `lock NAME --limit N --permits K -- COMMAND`. Each command
+// notes its start in a log, then holds on until the file "go" exists, so
+// that which commands ran at once is read from the log, not from a clock.
+class CliSemaphoreTest : public CliTest {
+ protected:
+  // `lock pool --ns app FLAGS -- COMMAND` for the command named `who`.
+  std::string HoldPermits(const std::string& who, const std::string& flags) {
+    return "lock pool --ns app " + flags + " -- sh -c 'echo start " + who +
+           " $LEASEHOLD_PERMITS >> " + log_ + "; while [ ! -e " + go_ +
+           " ]; do sleep 0.02; done; echo end " + who + " >> " + log_ + "'";
+  }
+  std::string Log() {
+    std::ifstream in(log_);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+  // Polls until `done` holds, for 10 s at most (a bound, not a measure:
+  // what ran at once is read from the log).
+  static bool Eventually(const std::function<bool()>& done) {
+    const auto give_up =
+        std::chrono::steady_clock::now() + milliseconds(10'000);
+    while (!done()) {
+      if (std::chrono::steady_clock::now() > give_up) return false;
+      std::this_thread::sleep_for(milliseconds(20));
+    }
+    return true;
+  }
+  std::size_t Waiters() {
+    auto listed = Leasehold("semaphores --ns app --json");
+    if (listed.code != 0) return 0;
+    const json::value answer = listed.json();
+    std::size_t n = 0;
+    for (const auto& s : answer.at("semaphores").as_array()) {
+      n += s.at("waiting").as_array().size();
+    }
+    return n;
+  }
+
+  const std::string log_ = dir_.File("log");
+  const std::string go_ = dir_.File("go");
+};
+
+TEST_F(CliSemaphoreTest, OnePermitOfOneRunsTheCommandsOneAfterTheOther) {
+  CommandRun a, b;
+  std::thread first(
+      [&] { a = Leasehold(HoldPermits("A", "--limit 1 --permits 1")); });
+  ASSERT_TRUE(Eventually([&] { return !Log().empty(); })) << Stderr();
+  std::thread second([&] {
+    b = Leasehold(HoldPermits("B", "--limit 1 --permits 1 --session-name B"));
+  });
+  const bool b_waits = Eventually([&] { return Waiters() == 1; });
+  auto table = Leasehold("semaphores --ns app");
+  std::ofstream(go_).put('\n');
+  first.join();
+  second.join();
+  ASSERT_TRUE(b_waits) << "B did not wait for A: " << Log();
+  EXPECT_EQ(Log(), "start A 1\nend A\nstart B 1\nend B\n");
+  EXPECT_EQ(a.code, 0) << Stderr();
+  EXPECT_EQ(b.code, 0) << Stderr();
+
+  // `semaphores` showed A holding and B waiting.
+  EXPECT_EQ(table.code, 0) << Stderr();
+  EXPECT_EQ(table.out.rfind("NAME  LIMIT  STATE      SESSION", 0), 0u)
+      << table.out;
+  EXPECT_NE(table.out.find("\npool  1      granted    "), std::string::npos)
+      << table.out;
+  EXPECT_NE(table.out.find("\npool  1      waiting 1  B #"), std::string::npos)
+      << table.out;
+  EXPECT_NE(table.out.find("  1        Session  "), std::string::npos)
+      << table.out;
+  // Nothing is left behind.
+  EXPECT_EQ(Leasehold("semaphores --ns app").out,
+            "NAME  LIMIT  STATE  SESSION  PERMITS  OWNER  SINCE\n(none)\n");
+}
+
+TEST_F(CliSemaphoreTest, OnePermitOfTwoLetsTwoCommandsRunAtOnce) {
+  CommandRun a, b;
+  std::thread first(
+      [&] { a = Leasehold(HoldPermits("A", "--limit 2 --permits 1")); });
+  ASSERT_TRUE(Eventually([&] { return !Log().empty(); })) << Stderr();
+  std::thread second(
+      [&] { b = Leasehold(HoldPermits("B", "--limit 2 --permits 1")); });
+  // B starts while A still runs (A cannot end before "go").
+  const bool overlapped =
+      Eventually([&] { return Log().find("start B") != std::string::npos; });
+  std::ofstream(go_).put('\n');
+  first.join();
+  second.join();
+  ASSERT_TRUE(overlapped) << "B did not start while A ran: " << Log();
+  EXPECT_EQ(Log().rfind("start A 1\nstart B 1\n", 0), 0u) << Log();
+  EXPECT_EQ(a.code, 0) << Stderr();
+  EXPECT_EQ(b.code, 0) << Stderr();
+}
+
+TEST_F(CliSemaphoreTest, BadFlagsAndAnotherLimitAreRefused) {
+  const auto usage = [&](const std::string& flags) {
+    return Leasehold("lock pool --ns app " + flags).code;
+  };
+  EXPECT_EQ(usage("--permits 2 -- true"), 2);
+  EXPECT_NE(Stderr().find("--permits needs --limit"), std::string::npos);
+  EXPECT_EQ(usage("--limit 2 --mode Shared -- true"), 2);
+  EXPECT_NE(Stderr().find("--mode is for locks"), std::string::npos);
+  EXPECT_EQ(usage("--limit 2 --and other -- true"), 2);
+  EXPECT_EQ(usage("--limit 2 --permits 3 -- true"), 2);
+  EXPECT_NE(Stderr().find("more than --limit 2"), std::string::npos);
+  EXPECT_EQ(usage("--limit 0 -- true"), 2);
+
+  // While A holds it with limit 1, another limit is an error (3), a full
+  // semaphore a refusal (1, or --conflict-exit-code).
+  CommandRun a;
+  std::thread first([&] { a = Leasehold(HoldPermits("A", "--limit 1")); });
+  ASSERT_TRUE(Eventually([&] { return !Log().empty(); })) << Stderr();
+  EXPECT_EQ(usage("--limit 2 --timeout 0 -- true"), 3);
+  EXPECT_NE(Stderr().find("leasehold: limit_mismatch: "), std::string::npos)
+      << Stderr();
+  EXPECT_EQ(usage("--limit 1 --timeout 0 -- true"), 1);
+  EXPECT_NE(Stderr().find("1 of 1 permits of pool not granted: timeout"),
+            std::string::npos)
+      << Stderr();
+  EXPECT_EQ(usage("--limit 1 --timeout 0 --conflict-exit-code 75 -- true"), 75);
+  std::ofstream(go_).put('\n');
+  first.join();
+  EXPECT_EQ(a.code, 0) << Stderr();
+}
+
+TEST_F(CliSemaphoreTest, PermitsWithoutCommandStayWithTheSessionUntilUnlock) {
+  auto held = Leasehold("lock pool --ns app --limit 3 --permits 2 --json");
+  ASSERT_EQ(held.code, 0) << Stderr();
+  const std::string session(held.json().at("session").as_string());
+  EXPECT_EQ(held.json().at("permits"), 2);
+  EXPECT_EQ(
+      Leasehold("lock pool --ns app --limit 3 --permits 2 --timeout 0").code,
+      1);
+  EXPECT_EQ(
+      Leasehold("sessions --json").json().at("sessions").as_array().size(), 1u)
+      << "a refused request must not leave its new session behind";
+  auto listed = Leasehold("semaphores --ns app --json").json();
+  EXPECT_EQ(listed.at("semaphores").at(0).at("held"), 2);
+
+  EXPECT_EQ(
+      Leasehold("unlock pool --ns app --permits 1 --session " + session).code,
+      2)
+      << "--permits without --semaphore";
+  auto one = Leasehold(
+      "unlock pool --ns app --semaphore --permits 1 --json "
+      "--session " +
+      session);
+  ASSERT_EQ(one.code, 0) << Stderr();
+  EXPECT_EQ(one.json().at("permits"), 1);
+  auto rest =
+      Leasehold("unlock pool --ns app --semaphore --session " + session);
+  EXPECT_EQ(rest.code, 0) << Stderr();
+  EXPECT_EQ(rest.out, "released permits of app/pool; the session holds 0\n");
+  EXPECT_EQ(
+      Leasehold("unlock pool --ns app --semaphore --session " + session).code,
+      1)
+      << "not_held";
 }
 
 TEST_F(CliTest, WatchPrintsEventsAsTheyHappen) {

@@ -58,6 +58,15 @@ AcquireOptions Exclusive(milliseconds timeout) {
   return o;
 }
 
+SemaphoreOptions Permits(std::int64_t permits, std::int64_t limit,
+                         milliseconds timeout) {
+  SemaphoreOptions o;
+  o.permits = permits;
+  o.limit = limit;
+  o.timeout = timeout;
+  return o;
+}
+
 class ClientTest : public ::testing::Test {
  protected:
   ClientTest()
@@ -79,6 +88,16 @@ class ClientTest : public ::testing::Test {
     std::size_t n = 0;
     if (locks) {
       for (const auto& l : *locks) n += l.waiting.size();
+    }
+    return n;
+  }
+
+  // Requests for permits parked in `ns`, as the server lists them.
+  std::size_t WaitingForPermits(const std::string& ns) {
+    auto semaphores = client_.ListSemaphores(ns);
+    std::size_t n = 0;
+    if (semaphores) {
+      for (const auto& s : *semaphores) n += s.waiting.size();
     }
     return n;
   }
@@ -499,6 +518,192 @@ TEST_F(ClientTest, LockGuardReleasesWhenDestroyed) {
   auto after = client_.Acquire("app", other, "report", Exclusive({}));
   ASSERT_TRUE(after);
   EXPECT_EQ(after->result, 0);
+}
+
+TEST_F(ClientTest, SemaphoreAcquireListAndRelease) {
+  const std::string a = NewSession("A"), b = NewSession("B"),
+                    c = NewSession("C");
+  auto first = client_.AcquireSemaphore("app", a, "provider",
+                                        Permits(1, 2, milliseconds(0)));
+  ASSERT_TRUE(first) << first.error().message;
+  EXPECT_EQ(first->result, 0);
+  EXPECT_EQ(first->status, "granted");
+  EXPECT_EQ(first->permits, 1);
+  EXPECT_GT(first->fence, 0u);
+  auto second = client_.AcquireSemaphore("app", b, "provider",
+                                         Permits(1, 2, milliseconds(0)));
+  ASSERT_TRUE(second && second->granted());
+  EXPECT_GT(second->fence, first->fence);
+
+  // Both permits are taken: the refusal is an outcome, not an Error.
+  auto refused = client_.AcquireSemaphore("app", c, "provider",
+                                          Permits(1, 2, milliseconds(0)));
+  ASSERT_TRUE(refused) << refused.error().message;
+  EXPECT_EQ(refused->result, -1);
+  EXPECT_EQ(refused->status, "timeout");
+
+  auto listed = client_.ListSemaphores("app");
+  ASSERT_TRUE(listed) << listed.error().message;
+  ASSERT_EQ(listed->size(), 1u);
+  const SemaphoreInfo& s = listed->front();
+  EXPECT_EQ(s.name, "provider");
+  EXPECT_EQ(s.principal, "public");
+  EXPECT_EQ(s.limit, 2);
+  EXPECT_EQ(s.held, 2);
+  ASSERT_EQ(s.holders.size(), 2u);
+  EXPECT_EQ(s.holders[0].session, a);
+  EXPECT_EQ(s.holders[0].session_name, "A");
+  EXPECT_EQ(s.holders[0].permits, 1);
+  EXPECT_EQ(s.holders[0].fence, first->fence);
+  EXPECT_TRUE(s.lock_delay_until.empty());
+  auto one = client_.GetSemaphore("app", "provider");
+  ASSERT_TRUE(one) << one.error().message;
+  EXPECT_EQ(one->held, 2);
+
+  // Another limit while in use, or the name as a lock: Errors.
+  auto mismatch = client_.AcquireSemaphore("app", c, "provider",
+                                           Permits(1, 3, milliseconds(0)));
+  ASSERT_FALSE(mismatch);
+  EXPECT_EQ(mismatch.error().code, "limit_mismatch");
+  EXPECT_EQ(mismatch.error().http_status, 409u);
+  auto as_lock = client_.Acquire("app", c, "provider", Exclusive({}));
+  ASSERT_FALSE(as_lock);
+  EXPECT_EQ(as_lock.error().code, "wrong_kind");
+
+  auto left = client_.ReleaseSemaphore("app", a, "provider", "Session");
+  ASSERT_TRUE(left) << left.error().message;
+  EXPECT_EQ(*left, 0);
+  auto twice = client_.ReleaseSemaphore("app", a, "provider", "Session");
+  ASSERT_FALSE(twice);
+  EXPECT_EQ(twice.error().code, "not_held");
+  auto third = client_.AcquireSemaphore("app", c, "provider",
+                                        Permits(1, 2, milliseconds(0)));
+  ASSERT_TRUE(third && third->granted());
+
+  // Asking again while holding adds permits; a release may give back some.
+  ASSERT_TRUE(client_.ReleaseSemaphore("app", b, "provider", "Session"));
+  auto more = client_.AcquireSemaphore("app", c, "provider",
+                                       Permits(1, 2, milliseconds(0)));
+  ASSERT_TRUE(more && more->granted());
+  EXPECT_EQ(more->permits, 2);
+  auto some = client_.ReleaseSemaphore("app", c, "provider", "Session", 1);
+  ASSERT_TRUE(some) << some.error().message;
+  EXPECT_EQ(*some, 1);
+  ASSERT_TRUE(client_.ReleaseSemaphore("app", c, "provider", "Session"));
+  auto gone = client_.GetSemaphore("app", "provider");
+  ASSERT_FALSE(gone);
+  EXPECT_EQ(gone.error().code, "not_found");
+  EXPECT_TRUE(client_.ListSemaphores("app")->empty());
+}
+
+TEST_F(ClientTest, SemaphoreAcquireWaitsAndIsGrantedAfterRelease) {
+  const std::string a = NewSession("A"), b = NewSession("B");
+  auto first = client_.AcquireSemaphore("app", a, "slots",
+                                        Permits(2, 3, milliseconds(0)));
+  ASSERT_TRUE(first && first->granted());
+  auto waiter = std::async(std::launch::async, [&] {
+    return client_.AcquireSemaphore("app", b, "slots",
+                                    Permits(2, 3, milliseconds(10'000)));
+  });
+  ASSERT_TRUE(Eventually([&] { return WaitingForPermits("app") == 1; }));
+  const auto listed = client_.ListSemaphores("app");
+  ASSERT_TRUE(listed && listed->size() == 1u);
+  ASSERT_EQ(listed->front().waiting.size(), 1u);
+  EXPECT_EQ(listed->front().waiting[0].session, b);
+  EXPECT_EQ(listed->front().waiting[0].permits, 2);
+  EXPECT_FALSE(listed->front().waiting[0].conversion);
+  ASSERT_TRUE(client_.ReleaseSemaphore("app", a, "slots", "Session"));
+  auto second = waiter.get();
+  ASSERT_TRUE(second) << second.error().message;
+  EXPECT_EQ(second->result, 1);
+  EXPECT_EQ(second->status, "granted_after_wait");
+  EXPECT_EQ(second->permits, 2);
+  EXPECT_GT(second->fence, first->fence);
+}
+
+TEST_F(ClientTest, SemaphoreGuardGivesItsPermitsBackWhenDestroyed) {
+  auto session = client_.StartSession("holder", milliseconds(60'000));
+  ASSERT_TRUE(session) << session.error().message;
+  const std::string other = NewSession("other");
+  {
+    auto two = session->Permits("app", "pool", Permits(2, 3, milliseconds(0)));
+    ASSERT_TRUE(two) << two.error().message;
+    EXPECT_TRUE(two->held());
+    EXPECT_FALSE(two->waited());
+    EXPECT_EQ(two->permits(), 2);
+    EXPECT_GT(two->fence(), 0u);
+    {
+      // A second guard of the same session adds one; it gives back its own.
+      auto one =
+          session->Permits("app", "pool", Permits(1, 3, milliseconds(0)));
+      ASSERT_TRUE(one) << one.error().message;
+      EXPECT_GT(one->fence(), two->fence());
+      EXPECT_EQ(client_.GetSemaphore("app", "pool")->held, 3);
+    }
+    auto pool = client_.GetSemaphore("app", "pool");
+    ASSERT_TRUE(pool) << pool.error().message;
+    EXPECT_EQ(pool->held, 2) << "the inner guard gave back only its own";
+    auto refused = client_.AcquireSemaphore("app", other, "pool",
+                                            Permits(2, 3, milliseconds(0)));
+    ASSERT_TRUE(refused);
+    EXPECT_EQ(refused->result, -1);
+
+    // Refusals of a guard are Errors.
+    auto second = client_.StartSession("second", milliseconds(60'000));
+    ASSERT_TRUE(second);
+    auto timeout =
+        second->Permits("app", "pool", Permits(2, 3, milliseconds(0)));
+    ASSERT_FALSE(timeout);
+    EXPECT_EQ(timeout.error().code, "timeout");
+    auto mismatch =
+        second->Permits("app", "pool", Permits(1, 4, milliseconds(0)));
+    ASSERT_FALSE(mismatch);
+    EXPECT_EQ(mismatch.error().code, "limit_mismatch");
+  }
+  auto after = client_.AcquireSemaphore("app", other, "pool",
+                                        Permits(3, 3, milliseconds(0)));
+  ASSERT_TRUE(after) << after.error().message;
+  EXPECT_EQ(after->result, 0) << "the guard did not give its permits back";
+}
+
+TEST_F(ClientTest, SemaphoreGuardWaitsThenIsGranted) {
+  auto session = client_.StartSession("waiter", milliseconds(60'000));
+  ASSERT_TRUE(session);
+  const std::string holder = NewSession("holder");
+  ASSERT_TRUE(client_
+                  .AcquireSemaphore("app", holder, "pool",
+                                    Permits(1, 1, milliseconds(0)))
+                  ->granted());
+  auto wait = std::async(std::launch::async, [&] {
+    return session->Permits("app", "pool", Permits(1, 1, milliseconds(10'000)));
+  });
+  ASSERT_TRUE(Eventually([&] { return WaitingForPermits("app") == 1; }));
+  ASSERT_TRUE(client_.ReleaseSemaphore("app", holder, "pool", "Session"));
+  auto guard = wait.get();
+  ASSERT_TRUE(guard) << guard.error().message;
+  EXPECT_TRUE(guard->waited());
+  EXPECT_EQ(guard->permits(), 1);
+  ASSERT_TRUE(guard->Release());
+  auto twice = guard->Release();
+  ASSERT_FALSE(twice);
+  EXPECT_EQ(twice.error().code, "not_held");
+  EXPECT_FALSE(guard->held());
+  EXPECT_FALSE(client_.GetSemaphore("app", "pool"));
+}
+
+TEST_F(ClientTest, SemaphoreGuardReportsTheSessionsLoss) {
+  std::atomic<int> calls{0};
+  auto session = client_.StartSession("doomed", milliseconds(600),
+                                      [&](const Error&) { ++calls; });
+  ASSERT_TRUE(session);
+  auto guard = session->Permits("app", "pool", Permits(1, 2, milliseconds(0)));
+  ASSERT_TRUE(guard) << guard.error().message;
+  ASSERT_TRUE(client_.EndSession(session->id()));  // the operator ends it
+  ASSERT_TRUE(Eventually([&] { return calls.load() > 0; }));
+  EXPECT_FALSE(guard->held());
+  auto released = guard->Release();
+  ASSERT_FALSE(released);
+  EXPECT_EQ(released.error().code, "lost");
 }
 
 TEST_F(ClientTest, CheckoutGuardRenewsAndChecksIn) {

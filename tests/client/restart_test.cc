@@ -2,7 +2,8 @@
 // the same data and port: its session and locks survive, a wait whose
 // connection broke is asked again, and a grant that reached the disk before
 // the break is adopted rather than taken twice: through Session::Lock,
-// Client::Acquire and Client::AcquireAll (docs/client.md, "Restarts").
+// Client::Acquire and Client::AcquireAll (docs/client.md, "Restarts"); and
+// a semaphore's wait, through Session::Permits and Client::AcquireSemaphore.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -67,6 +68,24 @@ LockHolder OnlyHolder(Client& c, const std::string& resource) {
   return holders.empty() ? LockHolder{} : holders.front();
 }
 
+SemaphoreOptions OneOfOne(milliseconds timeout) {
+  SemaphoreOptions o;
+  o.limit = 1;
+  o.timeout = timeout;
+  return o;
+}
+
+// Polls until the server lists a waiter for permits of "pool" in "app", or
+// about 10 s pass.
+bool SomeoneWaitsForPermits(Client& c) {
+  for (int i = 0; i < 1000; ++i) {
+    auto pool = c.GetSemaphore("app", "pool");
+    if (pool && !pool->waiting.empty()) return true;
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  return false;
+}
+
 // What each test starts from: a server on its data, a session "holder"
 // holding one resource Exclusive, and a session "waiter" to wait for it.
 class ClientRestartTest : public ::testing::Test {
@@ -91,6 +110,35 @@ class ClientRestartTest : public ::testing::Test {
     waiter_.emplace(std::move(*waiter));
   }
 
+  // As StartHolding, for the one permit of the semaphore "pool".
+  void StartHoldingPermits() {
+    first_ = std::make_unique<ServerProcess>(dir_.File("data"));
+    port_ = first_->port();
+    client_ = *Client::Create({"http://127.0.0.1:" + std::to_string(port_), "",
+                               milliseconds(10'000)});
+    auto holder = client_->StartSession("holder", milliseconds(60'000));
+    ASSERT_TRUE(holder) << holder.error().message;
+    holder_.emplace(std::move(*holder));
+    auto held = holder_->Permits("app", "pool", OneOfOne(milliseconds(0)));
+    ASSERT_TRUE(held) << held.error().message;
+    held_permits_.emplace(std::move(*held));
+    auto waiter = client_->StartSession("waiter", milliseconds(60'000));
+    ASSERT_TRUE(waiter) << waiter.error().message;
+    waiter_.emplace(std::move(*waiter));
+  }
+
+  // The one holder of "pool"; a failed expectation when there is not
+  // exactly one.
+  SemaphoreHolder OnlyPermitHolder() {
+    auto pool = client_->GetSemaphore("app", "pool");
+    EXPECT_TRUE(pool) << pool.error().message;
+    if (!pool || pool->holders.size() != 1) {
+      ADD_FAILURE() << "not one holder of pool";
+      return {};
+    }
+    return pool->holders.front();
+  }
+
   // Once the waiter waits: the holder's release grants it, the first
   // server (started with kGrantDurable) dies before it answers, and a
   // second one starts.
@@ -112,7 +160,8 @@ class ClientRestartTest : public ::testing::Test {
   std::uint16_t port_ = 0;
   std::optional<Client> client_;
   std::optional<Session> holder_, waiter_;
-  std::optional<LockGuard> held_;  // the holder's lock
+  std::optional<LockGuard> held_;               // the holder's lock
+  std::optional<SemaphoreGuard> held_permits_;  // or its permit
 };
 
 // The fault point that kills the server once a waiter's grant is durable,
@@ -253,6 +302,47 @@ TEST_F(ClientRestartTest, AnAcquireAllSentOnceLeavesNothingOfTheCall) {
   EXPECT_EQ(c.session, waiter_->id());
   EXPECT_EQ(c.count, 1);
   EXPECT_EQ(c.fence, own->fence);
+}
+
+TEST_F(ClientRestartTest, ASemaphoreWaitBrokenByARestartIsAskedAgain) {
+  ASSERT_NO_FATAL_FAILURE(StartHoldingPermits());
+  auto wait = std::async(std::launch::async, [&] {
+    return waiter_->Permits("app", "pool", OneOfOne(milliseconds(60'000)));
+  });
+  ASSERT_TRUE(SomeoneWaitsForPermits(*client_));
+
+  first_->Kill();
+  Restart();
+  ASSERT_TRUE(held_permits_->held());
+  ASSERT_TRUE(held_permits_->Release()) << "the restored permit goes back";
+  auto got = wait.get();
+  ASSERT_TRUE(got) << got.error().code << ": " << got.error().message;
+  EXPECT_GT(got->fence(), held_permits_->fence());
+  const SemaphoreHolder h = OnlyPermitHolder();
+  EXPECT_EQ(h.session, waiter_->id());
+  EXPECT_EQ(h.permits, 1);
+}
+
+TEST_F(ClientRestartTest, ADirectSemaphoreWaitBrokenByARestartIsAskedAgain) {
+  ASSERT_NO_FATAL_FAILURE(StartHoldingPermits());
+  // Not a guard: the client reads what the session holds first (nothing).
+  auto wait = std::async(std::launch::async, [&] {
+    return client_->AcquireSemaphore("app", waiter_->id(), "pool",
+                                     OneOfOne(milliseconds(60'000)));
+  });
+  ASSERT_TRUE(SomeoneWaitsForPermits(*client_));
+
+  first_->Kill();
+  Restart();
+  ASSERT_TRUE(held_permits_->Release()) << "the restored permit goes back";
+  auto got = wait.get();
+  ASSERT_TRUE(got) << got.error().code << ": " << got.error().message;
+  // Granted at once (0) when asked again after the release, or after a wait.
+  EXPECT_TRUE(got->granted()) << got->status;
+  EXPECT_EQ(got->permits, 1);
+  const SemaphoreHolder h = OnlyPermitHolder();
+  EXPECT_EQ(h.session, waiter_->id());
+  EXPECT_EQ(h.fence, got->fence);
 }
 
 }  // namespace

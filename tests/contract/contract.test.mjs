@@ -210,6 +210,59 @@ describe("docs/openapi.yaml against a real server", () => {
     await open.call("DELETE", `/v1/sessions/${b}`, { expect: 204 });
   });
 
+  test("semaphores: grants, a wait, a deadlock with a lock, refusals and release", async () => {
+    const a = await openSession("Asha");
+    const b = await openSession("Ravi");
+    const take = (session, extra) => ({ session, owner: "Session", limit: 2, ...extra });
+    const first = await open.call("POST", "/v1/semaphores/app/pay/acquire",
+      { body: take(a, { permits: 2, timeout_ms: 0 }), expect: 200 });
+    assert.equal(first.json.permits, 2);
+    assert.equal((await open.call("POST", "/v1/semaphores/app/pay/acquire",
+      { body: take(b, { timeout_ms: 0 }), expect: 409 })).json.status, "timeout");
+    assert.equal(errorCode(await open.call("POST", "/v1/semaphores/app/pay/acquire",
+      { body: take(b, { limit: 3 }), expect: 409 })), "limit_mismatch");
+    assert.equal(errorCode(await open.call("POST", "/v1/semaphores/app/pay/acquire",
+      { body: { session: b, owner: "Session" }, expect: 400 })), "bad_request");
+    assert.equal(errorCode(await open.call("POST", "/v1/applocks/app/acquire",
+      { body: { session: b, resource: "pay", mode: "Shared", owner: "Session", timeout_ms: 0 }, expect: 409 })),
+      "wrong_kind");
+    await open.call("POST", "/v1/semaphores/app/pay/acquire", { body: take("999999", {}), expect: 404 });
+
+    // Ravi waits for a permit; Asha gives one back.
+    const waiting = open.call("POST", "/v1/semaphores/app/pay/acquire", { body: take(b, { timeout_ms: 30000 }) });
+    await until(async () => (await open.call("GET", "/v1/semaphores/app/pay", { expect: 200 })).json.waiting
+      .length === 1, "Ravi to wait");
+    assert.equal((await open.call("POST", "/v1/semaphores/app/pay/release",
+      { body: { session: a, owner: "Session", permits: 1 }, expect: 200 })).json.permits, 1);
+    assert.equal((await waiting).json.status, "granted_after_wait");
+    const listed = await open.call("GET", "/v1/semaphores/app", { expect: 200 });
+    assert.equal(listed.json.semaphores.find((s) => s.name === "pay").held, 2);
+
+    // A deadlock across a lock and the semaphore: Ravi holds lock L and
+    // waits for a permit Asha holds; Asha then waits for L.
+    await open.call("POST", "/v1/applocks/app/acquire",
+      { body: { session: b, resource: "L", mode: "Exclusive", owner: "Session", timeout_ms: 0 }, expect: 200 });
+    await open.call("POST", "/v1/semaphores/app/pay/release", { body: { session: b, owner: "Session" }, expect: 200 });
+    await open.call("POST", "/v1/semaphores/app/one/acquire", { body: { ...take(a, {}), limit: 1 }, expect: 200 });
+    const ravi = open.call("POST", "/v1/semaphores/app/one/acquire",
+      { body: { ...take(b, { timeout_ms: 30000 }), limit: 1 } });
+    await until(async () => (await open.call("GET", "/v1/semaphores/app/one", { expect: 200 })).json.waiting
+      .length === 1, "Ravi to wait for a permit");
+    const asha = await open.call("POST", "/v1/applocks/app/acquire",
+      { body: { session: a, resource: "L", mode: "Exclusive", owner: "Session", timeout_ms: 30000 }, expect: 409 });
+    assert.equal(asha.json.status, "deadlock", asha.text);
+    assert.ok(asha.json.deadlock.cycle.some((e) => e.permits === 1));
+    await open.call("POST", "/v1/semaphores/app/one/release", { body: { session: a, owner: "Session" }, expect: 200 });
+    assert.equal((await ravi).json.status, "granted_after_wait");
+
+    assert.equal(errorCode(await open.call("POST", "/v1/semaphores/app/pay/release",
+      { body: { session: b, owner: "Session" }, expect: 409 })), "not_held");
+    await open.call("POST", "/v1/semaphores/app/pay/release", { body: { owner: "Session" }, expect: 400 });
+    assert.equal(errorCode(await open.call("GET", "/v1/semaphores/app/nothing", { expect: 404 })), "not_found");
+    await open.call("DELETE", `/v1/sessions/${a}`, { expect: 204 });
+    await open.call("DELETE", `/v1/sessions/${b}`, { expect: 204 });
+  });
+
   test("records and checkouts", async () => {
     await open.call("PUT", "/v1/records/docs/k1", { body: { body: "first" }, expect: 201 });
     assert.equal(errorCode(await open.call("PUT", "/v1/records/docs/k1", { body: { body: "again" }, expect: 409 })),

@@ -21,10 +21,10 @@ test("the server's routes are all in the document", () => {
 });
 
 test("a route the document lacks is reported, whatever its parameter names", () => {
-  const routes = [...serverRoutes, ["POST", "/v1/semaphores/{ns}/{name}/acquire"],
+  const routes = [...serverRoutes, ["POST", "/v1/barriers/{ns}/{name}/arrive"],
     ["GET", "/v1/records/{namespace}/{k}"]];
   assert.deepEqual(routesMissingFromDocument(routes, document),
-    ["POST /v1/semaphores/{ns}/{name}/acquire"]);
+    ["POST /v1/barriers/{ns}/{name}/arrive"]);
 });
 
 test("literal path segments win over parameters", () => {

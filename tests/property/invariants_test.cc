@@ -55,7 +55,8 @@ LockInfo Resource(std::string name, std::vector<GrantedLockInfo> granted,
                   .principal = "public",
                   .resource = std::move(name),
                   .granted = std::move(granted),
-                  .waiting = std::move(waiting)};
+                  .waiting = std::move(waiting),
+                  .lock_delay_until = std::nullopt};
 }
 
 // --- The tables the checks rely on ------------------------------------------

@@ -4,6 +4,7 @@
 #include <array>
 #include <cctype>
 #include <charconv>
+#include <limits>
 #include <set>
 #include <span>
 #include <utility>
@@ -130,14 +131,15 @@ struct Verb {
   std::string_view usage;
 };
 
-constexpr std::array<Verb, 19> kVerbs = {{
+constexpr std::array<Verb, 25> kVerbs = {{
     {"at", Action::kAdvance, "at MS"},
     {"session", Action::kOpenSession,
      "session NAME [ttl=MS] [priority=N] [-> ok | -> error CODE]"},
+    {"namespace", Action::kNamespace, "namespace NS lock_delay=MS"},
     {"begin", Action::kBegin, "NAME begin [-> ok | -> error CODE]"},
     {"commit", Action::kCommit, "NAME commit [-> ok | -> error CODE]"},
     {"rollback", Action::kRollback, "NAME rollback [-> ok | -> error CODE]"},
-    {"end", Action::kEnd, "NAME end [-> ok | -> error CODE]"},
+    {"end", Action::kEnd, "NAME end [by=client|admin] [-> ok | -> error CODE]"},
     {"keepalive", Action::kKeepAlive, "NAME keepalive [-> ok | -> error CODE]"},
     {"priority", Action::kSetPriority,
      "NAME priority N [-> ok | -> error CODE]"},
@@ -164,8 +166,35 @@ constexpr std::array<Verb, 19> kVerbs = {{
     {"queue", Action::kQueue,
      "queue RESOURCE [ns=NS] [principal=P] -> NAME NAME ... | none"},
     {"finished", Action::kFinished,
-     "NAME finished 1|-1|-2|-3 [held=MODE] [count=N] [cycle=NAME,NAME,...]"},
+     "NAME finished 1|-1|-2|-3 [held=MODE] [count=N] [permits=N] "
+     "[cycle=NAME,NAME,...]"},
+    {"take", Action::kTake,
+     "NAME take SEMAPHORE PERMITS limit=N [owner=Session|Transaction] "
+     "[timeout=MS] [ns=NS] [principal=P] -> 0|-1|-3|waits|error CODE"},
+    {"give", Action::kGive,
+     "NAME give SEMAPHORE [permits=N] [owner=Session|Transaction] [ns=NS] "
+     "[principal=P] [-> ok | -> LEFT | -> error CODE]"},
+    {"permits", Action::kPermits,
+     "NAME permits SEMAPHORE [owner=...] [ns=NS] [principal=P] -> N"},
+    {"held", Action::kHeld, "held SEMAPHORE [ns=NS] [principal=P] -> N"},
+    {"delay", Action::kDelay,
+     "delay NAME [ns=NS] [principal=P] -> none | until=MS [permits=N]"},
 }};
+
+// Steps that no session takes: their first word is the verb, which
+// therefore cannot name a session.
+bool IsGlobal(Action action) {
+  return action == Action::kAdvance || action == Action::kOpenSession ||
+         action == Action::kNamespace || action == Action::kQueue ||
+         action == Action::kHeld || action == Action::kDelay;
+}
+
+const Verb* GlobalVerb(const Token& word) {
+  for (const Verb& verb : kVerbs) {
+    if (IsGlobal(verb.action) && IsWord(word, verb.name)) return &verb;
+  }
+  return nullptr;
+}
 
 const Verb& VerbOf(Action action) {
   for (const Verb& verb : kVerbs) {
@@ -244,6 +273,19 @@ Parsed<std::int64_t> IntOption(std::string_view key, std::string_view value) {
   if (!number) {
     return Fail("`" + std::string(key) + "=` needs a whole number, got `" +
                 std::string(value) + "`");
+  }
+  return *number;
+}
+
+// A count of permits or a limit: the engine takes 32 bits, and refuses
+// (bad_request) what is out of its range, such as 0.
+Parsed<std::int64_t> PermitOption(std::string_view key,
+                                  std::string_view value) {
+  auto number = ParseInt(value);
+  constexpr auto kMost = std::numeric_limits<std::uint32_t>::max();
+  if (!number || *number < 0 || *number > kMost) {
+    return Fail("`" + std::string(key) + "=` needs a number of permits, 0.." +
+                std::to_string(kMost) + ", got `" + std::string(value) + "`");
   }
   return *number;
 }
@@ -365,6 +407,54 @@ Parsed<Expectation> ModeExpect(ExpectTokens opt, Action action) {
   return x;
 }
 
+// give: `-> ok` (or nothing), `-> error CODE`, or `-> N`, the permits the
+// owner holds after giving back.
+Parsed<Expectation> LeftExpect(ExpectTokens e) {
+  if (!e || IsErrorExpect(*e)) return StatusExpect(e);
+  if (e->size() == 1 && IsWord((*e)[0], "ok")) return Expectation{};
+  auto number = e->size() == 1 ? ParseInt((*e)[0].text) : std::nullopt;
+  if (!number || *number < 0) {
+    return Fail(
+        "expected `-> ok`, `-> error CODE` or the permits left, such as "
+        "`-> 1`, got `-> " +
+        Join(*e) + "`");
+  }
+  Expectation x;
+  x.kind = Expectation::Kind::kNumber;
+  x.number = *number;
+  return x;
+}
+
+// delay: `-> none`, or `-> until=MS [permits=N]`.
+Parsed<Expectation> DelayExpect(ExpectTokens opt) {
+  auto e = Required(opt, Action::kDelay);
+  if (!e) return std::unexpected(e.error());
+  Expectation x;
+  x.kind = Expectation::Kind::kDelay;
+  if (e->size() == 1 && IsWord((*e)[0], "none")) return x;
+  for (const Token& token : *e) {
+    const std::size_t eq = token.text.find('=');
+    const std::string key = token.text.substr(0, eq);
+    auto& field = key == "until" ? x.until_ms : x.permits;
+    if (token.literal || eq == std::string::npos ||
+        (key != "until" && key != "permits") || field) {
+      return Fail("expected `-> none` or `-> until=MS [permits=N]`, got `-> " +
+                  Join(*e) + "`");
+    }
+    auto number = ParseInt(token.text.substr(eq + 1));
+    if (!number || *number < 0) {
+      return Fail("`" + key + "=` needs a number >= 0, got `" +
+                  token.text.substr(eq + 1) + "`");
+    }
+    field = *number;
+  }
+  if (!x.until_ms) {
+    return Fail("a lock-delay is `-> until=MS`, the instant it ends (and " +
+                std::string("`permits=N` for a semaphore), or `-> none`"));
+  }
+  return x;
+}
+
 Parsed<Expectation> NumberExpect(ExpectTokens opt, Action action) {
   auto e = Required(opt, action);
   if (!e) return std::unexpected(e.error());
@@ -390,15 +480,19 @@ class Parser {
   Parsed<std::optional<Step>> ParseLine(std::string_view line, int number);
   Parsed<Tokens> ParseTime(Step& step, Tokens tokens);
   Parsed<bool> ParseStep(Step& step, Tokens body, ExpectTokens expect);
+  Parsed<bool> ParseGlobalStep(Step& step, Tokens args, ExpectTokens e);
   Parsed<bool> ParseOpenSession(Step& step, Tokens args, ExpectTokens e);
-  Parsed<bool> ParseQueue(Step& step, Tokens args, ExpectTokens e);
+  Parsed<bool> ParseNamespace(Step& step, Tokens args, ExpectTokens e);
+  Parsed<bool> ParseNameQuery(Step& step, Tokens args, ExpectTokens e);
   Parsed<bool> ParseSessionStep(Step& step, Tokens args, ExpectTokens e);
+  Parsed<bool> ParseEnd(Step& step, Tokens args, ExpectTokens e);
   Parsed<bool> ParseLockStep(Step& step, Tokens args, ExpectTokens e);
+  Parsed<bool> ParseSemaphoreStep(Step& step, Tokens args, ExpectTokens e);
   Parsed<bool> ParseFinished(Step& step, Tokens args, ExpectTokens e);
   Parsed<bool> ParseAcquireAll(Step& step, Tokens args, ExpectTokens e);
   Parsed<Expectation> AcquireExpect(ExpectTokens opt, Action action);
   Parsed<Expectation> ResultExpect(Tokens words, std::set<int> allowed,
-                                   std::string_view context);
+                                   std::string_view context, Action action);
   Parsed<bool> ResultAttribute(Expectation& x, const std::string& key,
                                const std::string& value);
   Parsed<Expectation> NamesExpect(ExpectTokens opt);
@@ -475,11 +569,10 @@ Parsed<Tokens> Parser::ParseTime(Step& step, Tokens tokens) {
 
 Parsed<bool> Parser::ParseStep(Step& step, Tokens body, ExpectTokens expect) {
   if (body.empty()) return Fail("`->` needs a step before it");
-  if (IsWord(body[0], "session")) {
-    return ParseOpenSession(step, body.subspan(1), expect);
+  if (const Verb* global = GlobalVerb(body[0])) {
+    step.action = global->action;
+    return ParseGlobalStep(step, body.subspan(1), expect);
   }
-  if (IsWord(body[0], "queue"))
-    return ParseQueue(step, body.subspan(1), expect);
   step.session = body[0].text;
   auto known = CheckKnownSession(step.session);
   if (!known) return known;
@@ -489,8 +582,7 @@ Parsed<bool> Parser::ParseStep(Step& step, Tokens body, ExpectTokens expect) {
   }
   const Verb* verb = nullptr;
   for (const Verb& v : kVerbs) {
-    if (IsWord(body[1], v.name) && v.action != Action::kAdvance &&
-        v.action != Action::kOpenSession && v.action != Action::kQueue) {
+    if (IsWord(body[1], v.name) && !IsGlobal(v.action)) {
       verb = &v;
     }
   }
@@ -498,8 +590,7 @@ Parsed<bool> Parser::ParseStep(Step& step, Tokens body, ExpectTokens expect) {
     return Fail("unknown step `" + body[1].text +
                 "`; sessions can: begin, commit, rollback, end, keepalive, "
                 "priority, acquire, acquire-all, release, mode, count, test, "
-                "cancel, "
-                "waiting, locks, finished");
+                "cancel, waiting, locks, take, give, permits, finished");
   }
   step.action = verb->action;
   return ParseSessionStep(step, body.subspan(2), expect);
@@ -511,8 +602,22 @@ Parsed<bool> Parser::CheckKnownSession(const std::string& name) const {
               name + " ttl=60000`");
 }
 
+Parsed<bool> Parser::ParseGlobalStep(Step& step, Tokens args, ExpectTokens e) {
+  switch (step.action) {
+    case Action::kOpenSession:
+      return ParseOpenSession(step, args, e);
+    case Action::kNamespace:
+      return ParseNamespace(step, args, e);
+    case Action::kQueue:
+    case Action::kHeld:
+    case Action::kDelay:
+      return ParseNameQuery(step, args, e);
+    default:
+      return Fail("`at MS` comes once, first on its line");
+  }
+}
+
 Parsed<bool> Parser::ParseOpenSession(Step& step, Tokens args, ExpectTokens e) {
-  step.action = Action::kOpenSession;
   auto split = SplitArgs(args, step.action, 1, {"ttl", "priority"});
   if (!split) return std::unexpected(split.error());
   step.session = split->positional[0];
@@ -533,11 +638,11 @@ Parsed<bool> Parser::ParseOpenSession(Step& step, Tokens args, ExpectTokens e) {
                        return std::isalnum(static_cast<unsigned char>(c)) ||
                               c == '_' || c == '-';
                      });
-  if (!well_formed || name == "at" || name == "session" || name == "queue") {
+  if (!well_formed || GlobalVerb(Token{name}) != nullptr) {
     return Fail("`" + name +
                 "` cannot name a session: use a word of letters, "
                 "digits, _ and - that starts with a letter and is not `at`, "
-                "`session` or `queue`");
+                "`session`, `namespace`, `queue`, `held` or `delay`");
   }
   if (sessions_.contains(name)) {
     return Fail("session `" + name +
@@ -549,8 +654,24 @@ Parsed<bool> Parser::ParseOpenSession(Step& step, Tokens args, ExpectTokens e) {
   return true;
 }
 
-Parsed<bool> Parser::ParseQueue(Step& step, Tokens args, ExpectTokens e) {
-  step.action = Action::kQueue;
+// Options for the rest of the scenario; they check nothing.
+Parsed<bool> Parser::ParseNamespace(Step& step, Tokens args, ExpectTokens e) {
+  if (e) return Fail("`namespace` checks nothing: drop the `->`");
+  auto split = SplitArgs(args, step.action, 1, {"lock_delay"});
+  if (!split) return std::unexpected(split.error());
+  step.target.ns = split->positional[0];
+  if (split->options.empty()) {
+    return Fail("`namespace` needs an option to set; " + Usage(step.action));
+  }
+  auto ms = IntOption("lock_delay", split->options[0].second);
+  if (!ms) return std::unexpected(ms.error());
+  if (*ms < 0) return Fail("`lock_delay=` is 0 (none) or more milliseconds");
+  step.lock_delay_ms = *ms;
+  return true;
+}
+
+// queue, held, delay: about one lock or semaphore, whoever holds it.
+Parsed<bool> Parser::ParseNameQuery(Step& step, Tokens args, ExpectTokens e) {
   auto split = SplitArgs(args, step.action, 1, {"ns", "principal"});
   if (!split) return std::unexpected(split.error());
   step.target.resource = split->positional[0];
@@ -558,7 +679,9 @@ Parsed<bool> Parser::ParseQueue(Step& step, Tokens args, ExpectTokens e) {
     auto applied = ApplyLockOption(step, key, value);
     if (!applied) return applied;
   }
-  auto expect = NamesExpect(e);
+  auto expect = step.action == Action::kQueue  ? NamesExpect(e)
+                : step.action == Action::kHeld ? NumberExpect(e, step.action)
+                                               : DelayExpect(e);
   if (!expect) return std::unexpected(expect.error());
   step.expect = *expect;
   return true;
@@ -584,7 +707,6 @@ Parsed<bool> Parser::ParseSessionStep(Step& step, Tokens args, ExpectTokens e) {
     case Action::kBegin:
     case Action::kCommit:
     case Action::kRollback:
-    case Action::kEnd:
     case Action::kKeepAlive: {
       auto split = SplitArgs(args, step.action, 0, {});
       if (!split) return std::unexpected(split.error());
@@ -617,9 +739,31 @@ Parsed<bool> Parser::ParseSessionStep(Step& step, Tokens args, ExpectTokens e) {
       return ParseFinished(step, args, e);
     case Action::kAcquireAll:
       return ParseAcquireAll(step, args, e);
+    case Action::kEnd:
+      return ParseEnd(step, args, e);
+    case Action::kTake:
+    case Action::kGive:
+    case Action::kPermits:
+      return ParseSemaphoreStep(step, args, e);
     default:
       return ParseLockStep(step, args, e);
   }
+  if (!expect) return std::unexpected(expect.error());
+  step.expect = *expect;
+  return true;
+}
+
+// `by=admin` ends it as an administrator would (a lock-delay applies).
+Parsed<bool> Parser::ParseEnd(Step& step, Tokens args, ExpectTokens e) {
+  auto split = SplitArgs(args, step.action, 0, {"by"});
+  if (!split) return std::unexpected(split.error());
+  for (const auto& [key, value] : split->options) {
+    if (value != "client" && value != "admin") {
+      return Fail("`by=` is client or admin, got `" + value + "`");
+    }
+    step.ended_by_administrator = value == "admin";
+  }
+  auto expect = StatusExpect(e);
   if (!expect) return std::unexpected(expect.error());
   step.expect = *expect;
   return true;
@@ -662,6 +806,52 @@ Parsed<bool> Parser::ParseLockStep(Step& step, Tokens args, ExpectTokens e) {
       expect = BoolExpect(e, step.action);
       break;
   }
+  if (!expect) return std::unexpected(expect.error());
+  step.expect = *expect;
+  return true;
+}
+
+// take, give, permits: a semaphore's name, the permits asked for (take),
+// options.
+Parsed<bool> Parser::ParseSemaphoreStep(Step& step, Tokens args,
+                                        ExpectTokens e) {
+  const bool take = step.action == Action::kTake;
+  auto split =
+      take ? SplitArgs(args, step.action, 2,
+                       {"limit", "owner", "timeout", "ns", "principal"})
+      : step.action == Action::kGive
+          ? SplitArgs(args, step.action, 1,
+                      {"permits", "owner", "ns", "principal"})
+          : SplitArgs(args, step.action, 1, {"owner", "ns", "principal"});
+  if (!split) return std::unexpected(split.error());
+  step.target.resource = split->positional[0];
+  if (take) {
+    auto permits = PermitOption("PERMITS", split->positional[1]);
+    if (!permits) return std::unexpected(permits.error());
+    step.permits = *permits;
+  }
+  bool has_limit = false;
+  std::vector<std::pair<std::string, std::string>> request_options;
+  for (const auto& [key, value] : split->options) {
+    if (key != "limit" && key != "permits") {
+      request_options.emplace_back(key, value);
+      continue;
+    }
+    auto number = PermitOption(key, value);
+    if (!number) return std::unexpected(number.error());
+    (key == "limit" ? step.limit : step.permits) = *number;
+    has_limit = has_limit || key == "limit";
+  }
+  if (take && !has_limit) {
+    return Fail("`take` needs the semaphore's `limit=N`; " +
+                Usage(step.action));
+  }
+  if (auto applied = ApplyRequestOptions(step, request_options); !applied) {
+    return applied;
+  }
+  auto expect = take                           ? AcquireExpect(e, step.action)
+                : step.action == Action::kGive ? LeftExpect(e)
+                                               : NumberExpect(e, step.action);
   if (!expect) return std::unexpected(expect.error());
   step.expect = *expect;
   return true;
@@ -717,11 +907,14 @@ Parsed<Expectation> Parser::AcquireExpect(ExpectTokens opt, Action action) {
     return ResultExpect(*e, {0, 1, -1, -3},
                         "acquire-all answers at once with 0, 1, -1 or -3 (or "
                         "`waits`; the result of a call that waits comes "
-                        "later, in a `finished` line)");
+                        "later, in a `finished` line)",
+                        action);
   }
   return ResultExpect(*e, {0, -1, -3},
-                      "acquire answers at once with 0, -1 or -3 (or `waits`; "
-                      "1 and -2 come later, in a `finished` line)");
+                      std::string(VerbOf(action).name) +
+                          " answers at once with 0, -1 or -3 (or `waits`; "
+                          "1 and -2 come later, in a `finished` line)",
+                      action);
 }
 
 Parsed<bool> Parser::ParseFinished(Step& step, Tokens args, ExpectTokens e) {
@@ -729,16 +922,20 @@ Parsed<bool> Parser::ParseFinished(Step& step, Tokens args, ExpectTokens e) {
     return Fail("`finished` takes no `->`: write `" + step.session +
                 " finished -1`");
   }
-  auto expect = ResultExpect(args, {1, -1, -2, -3},
-                             "a wait finishes with 1, -1, -2 or -3");
+  auto expect =
+      ResultExpect(args, {1, -1, -2, -3},
+                   "a wait finishes with 1, -1, -2 or -3", step.action);
   if (!expect) return std::unexpected(expect.error());
   step.expect = *expect;
   return true;
 }
 
-// A result number followed by held=, count= and cycle= checks.
+// A result number followed by held=, count=, permits= and cycle= checks.
+// A lock's grant has held= and count=, a semaphore's permits=; a finished
+// wait may be either.
 Parsed<Expectation> Parser::ResultExpect(Tokens words, std::set<int> allowed,
-                                         std::string_view context) {
+                                         std::string_view context,
+                                         Action action) {
   auto result = words.empty() ? std::nullopt : ParseInt(words[0].text);
   if (!result || !allowed.contains(static_cast<int>(*result))) {
     return Fail("expected a result, got `" + Join(words) +
@@ -752,7 +949,7 @@ Parsed<Expectation> Parser::ResultExpect(Tokens words, std::set<int> allowed,
     std::size_t eq = token.text.find('=');
     if (token.literal || eq == std::string::npos) {
       return Fail(
-          "after the result only held=, count= and cycle= may "
+          "after the result only held=, count=, permits= and cycle= may "
           "follow, got `" +
           token.text + "`");
     }
@@ -765,8 +962,18 @@ Parsed<Expectation> Parser::ResultExpect(Tokens words, std::set<int> allowed,
     if (!applied) return std::unexpected(applied.error());
   }
   bool granted = x.result == 0 || x.result == 1;
-  if ((x.held || x.count) && !granted) {
-    return Fail("held= and count= describe a grant (0 or 1)");
+  if ((x.held || x.count || x.permits) && !granted) {
+    return Fail("held=, count= and permits= describe a grant (0 or 1)");
+  }
+  if (x.permits && action != Action::kTake && action != Action::kFinished) {
+    return Fail(
+        "permits= describes a semaphore's grant; a lock's has held= "
+        "and count=");
+  }
+  if ((x.held || x.count) && action == Action::kTake) {
+    return Fail(
+        "held= and count= describe a lock's grant; a semaphore's has "
+        "permits=");
   }
   if (x.cycle && x.result != -3) {
     return Fail("cycle= describes a deadlock (-3)");
@@ -786,6 +993,12 @@ Parsed<bool> Parser::ResultAttribute(Expectation& x, const std::string& key,
       return Fail("`count=` needs a number >= 1, got `" + value + "`");
     }
     x.count = *number;
+  } else if (key == "permits") {
+    auto number = ParseInt(value);
+    if (!number || *number < 1) {
+      return Fail("`permits=` needs a number >= 1, got `" + value + "`");
+    }
+    x.permits = *number;
   } else if (key == "cycle") {
     std::vector<std::string> names;
     std::string_view rest = value;
@@ -805,7 +1018,8 @@ Parsed<bool> Parser::ResultAttribute(Expectation& x, const std::string& key,
     }
     x.cycle = std::move(names);
   } else {
-    return Fail("unknown check `" + key + "=`; use held=, count= or cycle=");
+    return Fail("unknown check `" + key +
+                "=`; use held=, count=, permits= or cycle=");
   }
   return true;
 }

@@ -34,10 +34,11 @@ inline constexpr std::int64_t kLatestAtMs = 100LL * 365 * 24 * 3600 * 1000;
 enum class Action : std::uint8_t {
   kAdvance,      // at MS                        (alone on its line)
   kOpenSession,  // session NAME [ttl=MS] [priority=N]
+  kNamespace,    // namespace NS lock_delay=MS
   kBegin,        // NAME begin
   kCommit,       // NAME commit
   kRollback,     // NAME rollback
-  kEnd,          // NAME end
+  kEnd,          // NAME end [by=client|admin]
   kKeepAlive,    // NAME keepalive
   kSetPriority,  // NAME priority N
   kAcquire,      // NAME acquire RESOURCE MODE [owner= timeout= ...] -> R
@@ -50,6 +51,11 @@ enum class Action : std::uint8_t {
   kWaiting,      // NAME waiting -> true|false
   kLocks,        // NAME locks -> N
   kQueue,        // queue RESOURCE [ns= principal=] -> NAME... | none
+  kTake,         // NAME take SEMAPHORE PERMITS limit=N [owner= ...] -> R
+  kGive,         // NAME give SEMAPHORE [permits=N] [owner= ...] [-> LEFT]
+  kPermits,      // NAME permits SEMAPHORE [owner= ...] -> N
+  kHeld,         // held SEMAPHORE [ns= principal=] -> N
+  kDelay,        // delay NAME [ns= principal=] -> none | until=MS [permits=N]
   kFinished,     // NAME finished RESULT [held= count= cycle=]
 };
 
@@ -64,6 +70,7 @@ struct Expectation {
     kMode,    // a mode name, e.g. SharedIntentExclusive
     kNumber,  // a count
     kNames,   // session names in order (`none` for no names)
+    kDelay,   // `none`, or `until=MS [permits=N]`: a lock-delay
   };
   Kind kind = Kind::kOk;
   std::string error;                  // kError, e.g. "not_held"
@@ -77,6 +84,10 @@ struct Expectation {
   std::optional<LockMode> held;                   // held=MODE (after a grant)
   std::optional<std::int64_t> count;              // count=N (after a grant)
   std::optional<std::vector<std::string>> cycle;  // cycle=a,b (on -3)
+  // permits=N: on a kResult, the permits a semaphore's owner holds after a
+  // grant; on a kDelay, the permits the delay holds back.
+  std::optional<std::int64_t> permits;
+  std::optional<std::int64_t> until_ms;  // kDelay: its end; empty for `none`
 };
 
 // A lock's identity as written in a step.
@@ -96,12 +107,16 @@ struct Step {
 
   std::int64_t ttl_ms = kDefaultTtlMs;  // session
   int priority = 0;                     // session, priority
-  LockTarget target;                    // acquire release mode count test queue
-  LockMode mode = LockMode::kNoLock;    // acquire, test
+  LockTarget target;  // acquire release mode count test queue, semaphores
+  LockMode mode = LockMode::kNoLock;  // acquire, test
   // acquire-all: the locks as listed (target.resource stays empty).
   std::vector<std::pair<std::string, LockMode>> locks;
   LockOwner owner = LockOwner::kTransaction;  // acquire release mode count test
-  std::int64_t timeout_ms = kDefaultTimeoutMs;  // acquire, acquire-all
+  std::int64_t timeout_ms = kDefaultTimeoutMs;  // acquire, acquire-all, take
+  std::int64_t permits = 0;  // take: asked for; give: to give back, 0 = all
+  std::int64_t limit = 0;    // take
+  std::int64_t lock_delay_ms = 0;       // namespace (its name: target.ns)
+  bool ended_by_administrator = false;  // end by=admin
 
   Expectation expect;
 };

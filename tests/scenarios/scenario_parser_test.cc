@@ -113,6 +113,60 @@ TEST(ScenarioParser, QueueAndCycle) {
             (std::vector<std::string>{"a", "b"}));
 }
 
+TEST(ScenarioParser, SemaphoreSteps) {
+  auto parsed = ParseScenario(
+      "session a\n"
+      "a take pay 2 limit=3 owner=Session timeout=50 ns=n -> 0 permits=2\n"
+      "a give pay permits=1 owner=Session ns=n -> 1\n"
+      "a give pay\n"
+      "a permits pay -> 0\n"
+      "held pay principal=p -> 3\n"
+      "a finished 1 permits=4\n");
+  ASSERT_TRUE(parsed.has_value()) << parsed.error().message;
+  const Step& take = parsed->steps[1];
+  EXPECT_EQ(take.action, Action::kTake);
+  EXPECT_EQ(take.target.resource, "pay");
+  EXPECT_EQ(take.target.ns, "n");
+  EXPECT_EQ(take.permits, 2);
+  EXPECT_EQ(take.limit, 3);
+  EXPECT_EQ(take.owner, LockOwner::kSession);
+  EXPECT_EQ(take.timeout_ms, 50);
+  EXPECT_EQ(take.expect.permits, 2);
+  const Step& give = parsed->steps[2];
+  EXPECT_EQ(give.action, Action::kGive);
+  EXPECT_EQ(give.permits, 1);
+  EXPECT_EQ(give.expect.kind, Kind::kNumber);
+  EXPECT_EQ(give.expect.number, 1);
+  EXPECT_EQ(parsed->steps[3].permits, 0) << "0: all";
+  EXPECT_EQ(parsed->steps[3].expect.kind, Kind::kOk);
+  EXPECT_EQ(parsed->steps[4].action, Action::kPermits);
+  EXPECT_EQ(parsed->steps[5].action, Action::kHeld);
+  EXPECT_EQ(parsed->steps[5].target.principal, "p");
+  EXPECT_EQ(parsed->steps[5].expect.number, 3);
+  EXPECT_EQ(parsed->steps[6].expect.permits, 4);
+}
+
+TEST(ScenarioParser, LockDelaySteps) {
+  auto parsed = ParseScenario(
+      "namespace app lock_delay=5000\n"
+      "session a\n"
+      "a end by=admin\n"
+      "delay job -> none\n"
+      "delay pay ns=app -> until=6000 permits=2\n");
+  ASSERT_TRUE(parsed.has_value()) << parsed.error().message;
+  const Step& ns = parsed->steps[0];
+  EXPECT_EQ(ns.action, Action::kNamespace);
+  EXPECT_EQ(ns.target.ns, "app");
+  EXPECT_EQ(ns.lock_delay_ms, 5000);
+  EXPECT_TRUE(parsed->steps[2].ended_by_administrator);
+  const Expectation& none = parsed->steps[3].expect;
+  EXPECT_EQ(none.kind, Kind::kDelay);
+  EXPECT_FALSE(none.until_ms.has_value());
+  const Expectation& until = parsed->steps[4].expect;
+  EXPECT_EQ(until.until_ms, 6000);
+  EXPECT_EQ(until.permits, 2);
+}
+
 TEST(ScenarioParser, ErrorsNameTheLine) {
   EXPECT_EQ(ErrorOf("session a\n\n# x\nb begin\n").line, 4);
   EXPECT_EQ(ErrorOf("session a\na aquire doc Shared -> 0\n").line, 2);
@@ -170,6 +224,24 @@ TEST(ScenarioParser, ErrorsSayWhatIsWrong) {
   has("session a\na waiting -> maybe\n", "`-> true`, `-> false`");
   has("session a\na count doc -> -1\n", "expected a count");
   has("session a\nqueue doc -> a zed\n", "unknown session `zed`");
+  has("session a\na take pay 1 -> 0\n", "needs the semaphore's `limit=N`");
+  has("session a\na take pay -1 limit=2 -> 0\n", "needs a number of permits");
+  has("session a\na take pay 1 limit=2 -> 1\n", "take answers at once");
+  has("session a\na take pay 1 limit=2 -> 0 held=Shared\n",
+      "a semaphore's has permits=");
+  has("session a\na acquire doc Shared -> 0 permits=1\n", "a lock's has held=");
+  has("session a\na finished -1 permits=1\n", "describe a grant");
+  has("session a\na give pay -> some\n", "the permits left");
+  has("session a\na give pay timeout=5\n", "unknown option `timeout=`");
+  has("session a\na permits pay\n", "needs `->`");
+  has("session a\nheld pay -> many\n", "expected a count");
+  has("session a\ndelay job -> 6000\n", "`-> until=MS [permits=N]`");
+  has("session a\ndelay job -> permits=2\n", "the instant it ends");
+  has("namespace app\n", "needs an option");
+  has("namespace app lock_delay=-1\n", "0 (none) or more");
+  has("namespace app lock_delay=5 -> ok\n", "checks nothing");
+  has("session a\na end by=me\n", "client or admin");
+  has("session held\n", "cannot name a session");
 }
 
 TEST(ScenarioParser, ASessionExpectedNotToOpenCannotAct) {

@@ -66,6 +66,10 @@ std::string DescribeExpectation(const Expectation& e) {
       return std::to_string(e.number);
     case Kind::kNames:
       return e.names.empty() ? "none" : JoinNames(e.names, " ");
+    case Kind::kDelay:
+      if (!e.until_ms) return "none";
+      return "until=" + std::to_string(*e.until_ms) +
+             (e.permits ? " permits=" + std::to_string(*e.permits) : "");
     case Kind::kResult:
       break;
   }
@@ -73,6 +77,7 @@ std::string DescribeExpectation(const Expectation& e) {
                     ResultName(static_cast<AcquireResult>(e.result)) + ")";
   if (e.held) out += " held=" + std::string(ModeName(*e.held));
   if (e.count) out += " count=" + std::to_string(*e.count);
+  if (e.permits) out += " permits=" + std::to_string(*e.permits);
   if (e.cycle) out += " cycle=" + JoinNames(*e.cycle, ",");
   return out;
 }
@@ -111,8 +116,9 @@ Mismatch CheckStatus(const Status& got, const Expectation& e) {
 struct Answer {
   AcquireResult result = AcquireResult::kGranted;
   LockMode held = LockMode::kNoLock;
-  std::uint32_t count = 0;
+  std::uint32_t count = 0;  // of a semaphore: the permits its owner holds
   const std::optional<DeadlockReport>* deadlock = nullptr;
+  bool semaphore = false;
 };
 
 // ---------------------------------------------------------------------------
@@ -135,20 +141,27 @@ class Runner {
   SessionId Id(const std::string& name) const;
   std::string NameOf(SessionId id) const;
   LockKey KeyOf(const Step& step) const;
+  Answer AnswerOf(const FinishedWait& wait) const;
 
   void CollectFinished(const Step& step);
   std::optional<ScenarioFailure> UnexpectedFinish();
   ScenarioFailure Failure(const Step& step, const std::string& what);
+  std::string DescribeTables();  // locks, then semaphores
   std::string DescribeLocks();
+  std::string DescribeSemaphores();
+  std::string DescribeDelay(const std::optional<Time>& until) const;
   std::string DescribeAnswer(const Answer& answer) const;
   std::string DescribeCycle(const DeadlockReport& report) const;
   std::set<std::string> CycleMembers(const DeadlockReport& report) const;
   bool Matches(const Answer& answer, const Expectation& e) const;
   const LockInfo* FindLock(const std::vector<LockInfo>& locks,
                            const Step& step) const;
+  const SemaphoreInfo* FindSemaphore(
+      const std::vector<SemaphoreInfo>& semaphores, const Step& step) const;
 
   Mismatch RunStep(const Step& step);
   Mismatch OpenSession(const Step& step);
+  Mismatch SetNamespace(const Step& step);
   Mismatch SessionCommand(const Step& step);
   Mismatch Acquire(const Step& step);
   Mismatch AcquireAll(const Step& step);
@@ -158,6 +171,11 @@ class Runner {
   Mismatch QueryTest(const Step& step);
   Mismatch QuerySession(const Step& step);
   Mismatch QueryQueue(const Step& step);
+  Mismatch Take(const Step& step);
+  Mismatch Give(const Step& step);
+  Mismatch QueryPermits(const Step& step);
+  Mismatch QueryHeld(const Step& step);
+  Mismatch QueryDelay(const Step& step);
   Mismatch CheckFinished(const Step& step);
 
   Engine engine_;
@@ -165,6 +183,9 @@ class Runner {
   std::map<std::string, SessionId, std::less<>> ids_;
   std::map<SessionId, std::string> names_;
   std::deque<Finished> finished_;  // not yet matched by a `finished` line
+  // Waits for permits, so that their results read as a semaphore's.
+  std::set<WaitId> semaphore_waits_;
+  std::map<std::string, NamespaceOptions, std::less<>> namespaces_;
 };
 
 std::optional<ScenarioFailure> Runner::Run(const Scenario& scenario) {
@@ -204,6 +225,11 @@ LockKey Runner::KeyOf(const Step& step) const {
                  .resource = step.target.resource};
 }
 
+Answer Runner::AnswerOf(const FinishedWait& wait) const {
+  return Answer{wait.result, wait.held, wait.count, &wait.deadlock,
+                semaphore_waits_.contains(wait.wait)};
+}
+
 void Runner::CollectFinished(const Step& step) {
   for (FinishedWait& wait : engine_.TakeFinishedWaits()) {
     finished_.push_back(Finished{std::move(wait), &step});
@@ -214,26 +240,31 @@ std::optional<ScenarioFailure> Runner::UnexpectedFinish() {
   if (finished_.empty()) return std::nullopt;
   const Finished& f = finished_.front();
   std::string name = NameOf(f.wait.session);
-  Answer answer{f.wait.result, f.wait.held, f.wait.count, &f.wait.deadlock};
-  std::string what =
-      name + "'s wait finished during this step, but no " +
-      "`finished` line expects it\n     got: " + DescribeAnswer(answer) +
-      "\n    hint: add `at " + std::to_string(f.step->at_ms) + " " + name +
-      " finished " + std::to_string(static_cast<int>(f.wait.result)) +
-      "` right after this line";
+  std::string what = name + "'s wait finished during this step, but no " +
+                     "`finished` line expects it\n     got: " +
+                     DescribeAnswer(AnswerOf(f.wait)) + "\n    hint: add `at " +
+                     std::to_string(f.step->at_ms) + " " + name + " finished " +
+                     std::to_string(static_cast<int>(f.wait.result)) +
+                     "` right after this line";
   return Failure(*f.step, what);
 }
 
 ScenarioFailure Runner::Failure(const Step& step, const std::string& what) {
   return ScenarioFailure{
       step.line, "step: " + step.text + "\n" + what + "\nlocks at " +
-                     std::to_string(now_ms_) + " ms:\n" + DescribeLocks()};
+                     std::to_string(now_ms_) + " ms:\n" + DescribeTables()};
+}
+
+std::string Runner::DescribeDelay(const std::optional<Time>& until) const {
+  if (!until) return "";
+  return " (lock-delay until " + std::to_string(MsOf(*until)) + " ms)";
 }
 
 std::string Runner::DescribeLocks() {
   std::string out;
   for (const LockInfo& lock : engine_.ListLocks(Now(), "")) {
-    out += "  " + lock.ns + "/" + lock.principal + "/" + lock.resource + "\n";
+    out += "  " + lock.ns + "/" + lock.principal + "/" + lock.resource +
+           DescribeDelay(lock.lock_delay_until) + "\n";
     for (const GrantedLockInfo& g : lock.granted) {
       out += "    granted: " + NameOf(g.session) + " " +
              std::string(LockOwnerName(g.owner)) + " " +
@@ -250,7 +281,42 @@ std::string Runner::DescribeLocks() {
              "\n";
     }
   }
+  return out;
+}
+
+std::string Runner::DescribeTables() {
+  std::string out = DescribeLocks() + DescribeSemaphores();
   return out.empty() ? "  (none)\n" : out;
+}
+
+std::string Runner::DescribeSemaphores() {
+  std::string out;
+  for (const SemaphoreInfo& sem : engine_.ListSemaphores(Now(), "")) {
+    out += "  " + sem.ns + "/" + sem.principal + "/" + sem.name +
+           " semaphore limit=" + std::to_string(sem.limit) +
+           " held=" + std::to_string(sem.held);
+    if (sem.lock_delay_until) {
+      out += " (lock-delay holds back " +
+             std::to_string(sem.lock_delay_permits) + " until " +
+             std::to_string(MsOf(*sem.lock_delay_until)) + " ms)";
+    }
+    out += "\n";
+    for (const SemaphoreHolderInfo& h : sem.holders) {
+      out += "    granted: " + NameOf(h.session) + " " +
+             std::string(LockOwnerName(h.owner)) +
+             " permits=" + std::to_string(h.permits) + "\n";
+    }
+    for (const SemaphoreWaiterInfo& w : sem.waiting) {
+      out += "    waiting: " + NameOf(w.session) + " " +
+             std::string(LockOwnerName(w.owner)) + " wants " +
+             std::to_string(w.permits) + " permit(s)" +
+             (w.conversion ? " (conversion)" : "") +
+             (w.deadline ? " until " + std::to_string(MsOf(*w.deadline)) + " ms"
+                         : "") +
+             "\n";
+    }
+  }
+  return out;
 }
 
 std::string Runner::DescribeAnswer(const Answer& answer) const {
@@ -258,7 +324,9 @@ std::string Runner::DescribeAnswer(const Answer& answer) const {
                     ResultName(answer.result) + ")";
   bool granted = answer.result == AcquireResult::kGranted ||
                  answer.result == AcquireResult::kGrantedAfterWait;
-  if (granted) {
+  if (granted && answer.semaphore) {
+    out += " permits=" + std::to_string(answer.count);
+  } else if (granted) {
     out += " held=" + std::string(ModeName(answer.held)) +
            " count=" + std::to_string(answer.count);
   }
@@ -282,9 +350,11 @@ std::string Runner::DescribeCycle(const DeadlockReport& report) const {
   std::string out = "cycle=" + JoinNames({members.begin(), members.end()}, ",");
   out += " (victim " + NameOf(report.victim) + ":";
   for (const WaitForEdge& edge : report.cycle) {
+    const std::string wanted = edge.permits > 0
+                                   ? std::to_string(edge.permits) + " permit(s)"
+                                   : std::string(ModeName(edge.wanted));
     out += " " + NameOf(edge.waiter) + " wants " + edge.resource + " " +
-           std::string(ModeName(edge.wanted)) + " held or awaited by " +
-           NameOf(edge.holder) + ";";
+           wanted + " held or awaited by " + NameOf(edge.holder) + ";";
   }
   out.back() = ')';
   return out;
@@ -293,6 +363,11 @@ std::string Runner::DescribeCycle(const DeadlockReport& report) const {
 bool Runner::Matches(const Answer& answer, const Expectation& e) const {
   if (e.kind != Kind::kResult) return false;
   if (static_cast<int>(answer.result) != e.result) return false;
+  // held= and count= are a lock's, permits= a semaphore's.
+  if ((e.held || e.count) && answer.semaphore) return false;
+  if (e.permits && (!answer.semaphore || *e.permits != answer.count)) {
+    return false;
+  }
   if (e.held && *e.held != answer.held) return false;
   if (e.count && *e.count != answer.count) return false;
   if (e.cycle) {
@@ -316,6 +391,17 @@ const LockInfo* Runner::FindLock(const std::vector<LockInfo>& locks,
   return nullptr;
 }
 
+const SemaphoreInfo* Runner::FindSemaphore(
+    const std::vector<SemaphoreInfo>& semaphores, const Step& step) const {
+  for (const SemaphoreInfo& sem : semaphores) {
+    if (sem.ns == step.target.ns && sem.principal == step.target.principal &&
+        sem.name == step.target.resource) {
+      return &sem;
+    }
+  }
+  return nullptr;
+}
+
 // ---------------------------------------------------------------------------
 // Steps
 
@@ -325,6 +411,8 @@ Mismatch Runner::RunStep(const Step& step) {
       return std::nullopt;  // time already moved
     case Action::kOpenSession:
       return OpenSession(step);
+    case Action::kNamespace:
+      return SetNamespace(step);
     case Action::kBegin:
     case Action::kCommit:
     case Action::kRollback:
@@ -350,6 +438,16 @@ Mismatch Runner::RunStep(const Step& step) {
       return QuerySession(step);
     case Action::kQueue:
       return QueryQueue(step);
+    case Action::kTake:
+      return Take(step);
+    case Action::kGive:
+      return Give(step);
+    case Action::kPermits:
+      return QueryPermits(step);
+    case Action::kHeld:
+      return QueryHeld(step);
+    case Action::kDelay:
+      return QueryDelay(step);
     case Action::kFinished:
       return CheckFinished(step);
   }
@@ -371,6 +469,14 @@ Mismatch Runner::OpenSession(const Step& step) {
       [](const SessionInfo&) { return std::string("ok"); });
 }
 
+// Later options of the same namespace keep the earlier ones.
+Mismatch Runner::SetNamespace(const Step& step) {
+  NamespaceOptions& options = namespaces_[step.target.ns];
+  options.lock_delay = milliseconds(step.lock_delay_ms);
+  engine_.SetNamespaceOptions(step.target.ns, options);
+  return std::nullopt;
+}
+
 Mismatch Runner::SessionCommand(const Step& step) {
   SessionId id = Id(step.session);
   switch (step.action) {
@@ -382,8 +488,12 @@ Mismatch Runner::SessionCommand(const Step& step) {
       return CheckStatus(engine_.Commit(Now(), id), step.expect);
     case Action::kRollback:
       return CheckStatus(engine_.Rollback(Now(), id), step.expect);
-    case Action::kEnd:
-      return CheckStatus(engine_.EndSession(Now(), id), step.expect);
+    case Action::kEnd: {
+      const auto how = step.ended_by_administrator
+                           ? Engine::SessionEnd::kByAdministrator
+                           : Engine::SessionEnd::kByClient;
+      return CheckStatus(engine_.EndSession(Now(), id, how), step.expect);
+    }
     case Action::kKeepAlive: {
       Result<KeepAliveOutcome> kept = engine_.KeepAlive(Now(), id);
       return CheckStatus(kept ? Status() : kept.error(), step.expect);
@@ -506,11 +616,18 @@ Mismatch Runner::QuerySession(const Step& step) {
       [](const SessionInfo& s) { return std::to_string(s.locks); });
 }
 
+// A lock's queue, or else a semaphore's.
 Mismatch Runner::QueryQueue(const Step& step) {
   std::vector<LockInfo> locks = engine_.ListLocks(Now(), step.target.ns);
+  std::vector<SemaphoreInfo> semaphores =
+      engine_.ListSemaphores(Now(), step.target.ns);
   std::vector<std::string> names;
   if (const LockInfo* lock = FindLock(locks, step)) {
     for (const WaitingLockInfo& w : lock->waiting) {
+      names.push_back(NameOf(w.session));
+    }
+  } else if (const SemaphoreInfo* sem = FindSemaphore(semaphores, step)) {
+    for (const SemaphoreWaiterInfo& w : sem->waiting) {
       names.push_back(NameOf(w.session));
     }
   }
@@ -534,9 +651,99 @@ Mismatch Runner::CheckFinished(const Step& step) {
   }
   FinishedWait wait = std::move(it->wait);
   finished_.erase(it);
-  Answer answer{wait.result, wait.held, wait.count, &wait.deadlock};
+  Answer answer = AnswerOf(wait);
   if (Matches(answer, step.expect)) return std::nullopt;
   return Differs(DescribeExpectation(step.expect), DescribeAnswer(answer));
+}
+
+// ---------------------------------------------------------------------------
+// Semaphore steps
+
+Mismatch Runner::Take(const Step& step) {
+  SemaphoreRequest request{.session = Id(step.session),
+                           .key = KeyOf(step),
+                           .permits = static_cast<std::uint32_t>(step.permits),
+                           .limit = static_cast<std::uint32_t>(step.limit),
+                           .owner = step.owner,
+                           .timeout = milliseconds(step.timeout_ms)};
+  Result<AcquireOutcome> outcome = engine_.AcquireSemaphore(Now(), request);
+  if (outcome && outcome->wait) semaphore_waits_.insert(*outcome->wait);
+  auto answer = [](const AcquireOutcome& o) {
+    return Answer{o.result, o.held, o.count, &o.deadlock, true};
+  };
+  return CheckResult(
+      outcome, step.expect,
+      [&](const AcquireOutcome& o) {
+        if (step.expect.kind == Kind::kWaits) return o.wait.has_value();
+        return !o.wait && Matches(answer(o), step.expect);
+      },
+      [&](const AcquireOutcome& o) {
+        return o.wait ? std::string("waits") : DescribeAnswer(answer(o));
+      });
+}
+
+// `-> ok` accepts any permits left; `-> N` checks them.
+Mismatch Runner::Give(const Step& step) {
+  SemaphoreReleaseRequest request{
+      .session = Id(step.session),
+      .key = KeyOf(step),
+      .owner = step.owner,
+      .permits = static_cast<std::uint32_t>(step.permits)};
+  Result<std::uint32_t> left = engine_.ReleaseSemaphore(Now(), request);
+  return CheckResult(
+      left, step.expect,
+      [&](std::uint32_t n) {
+        return step.expect.kind == Kind::kOk || n == step.expect.number;
+      },
+      [](std::uint32_t n) { return std::to_string(n); });
+}
+
+Mismatch Runner::QueryPermits(const Step& step) {
+  std::vector<SemaphoreInfo> semaphores =
+      engine_.ListSemaphores(Now(), step.target.ns);
+  std::int64_t permits = 0;
+  if (const SemaphoreInfo* sem = FindSemaphore(semaphores, step)) {
+    for (const SemaphoreHolderInfo& h : sem->holders) {
+      if (h.session == Id(step.session) && h.owner == step.owner) {
+        permits = h.permits;
+      }
+    }
+  }
+  if (permits == step.expect.number) return std::nullopt;
+  return Differs(DescribeExpectation(step.expect), std::to_string(permits));
+}
+
+// All holders' permits; those a lock-delay holds back are not held.
+Mismatch Runner::QueryHeld(const Step& step) {
+  std::vector<SemaphoreInfo> semaphores =
+      engine_.ListSemaphores(Now(), step.target.ns);
+  const SemaphoreInfo* sem = FindSemaphore(semaphores, step);
+  const std::int64_t held = sem == nullptr ? 0 : sem->held;
+  if (held == step.expect.number) return std::nullopt;
+  return Differs(DescribeExpectation(step.expect), std::to_string(held));
+}
+
+// A lock's delay, or else a semaphore's with the permits it holds back.
+Mismatch Runner::QueryDelay(const Step& step) {
+  std::vector<LockInfo> locks = engine_.ListLocks(Now(), step.target.ns);
+  std::vector<SemaphoreInfo> semaphores =
+      engine_.ListSemaphores(Now(), step.target.ns);
+  Expectation got;
+  got.kind = Kind::kDelay;
+  std::optional<Time> until;
+  if (const LockInfo* lock = FindLock(locks, step)) {
+    until = lock->lock_delay_until;
+  } else if (const SemaphoreInfo* sem = FindSemaphore(semaphores, step)) {
+    until = sem->lock_delay_until;
+    if (until) got.permits = sem->lock_delay_permits;
+  }
+  if (until) got.until_ms = MsOf(*until);
+  const Expectation& e = step.expect;
+  // permits= is checked only when the scenario gives it.
+  const bool matches =
+      got.until_ms == e.until_ms && (!e.permits || e.permits == got.permits);
+  if (matches) return std::nullopt;
+  return Differs(DescribeExpectation(e), DescribeExpectation(got));
 }
 
 }  // namespace

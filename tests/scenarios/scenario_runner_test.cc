@@ -121,5 +121,75 @@ TEST(ScenarioRunner, GrantDetailsAreChecked) {
       << failure->message;
 }
 
+constexpr std::string_view kFullSemaphore =
+    "session asha\n"
+    "session ravi\n"
+    "at 0 asha take pay 2 limit=2 owner=Session -> 0 permits=2\n"
+    "at 0 ravi take pay 1 limit=2 owner=Session timeout=100 -> waits\n";
+
+TEST(ScenarioRunner, ASemaphoreScenarioThatHoldsPasses) {
+  auto failure = RunText(std::string(kFullSemaphore) +
+                         "at 0 queue pay -> ravi\n"
+                         "at 0 held pay -> 2\n"
+                         "at 10 asha give pay permits=1 owner=Session -> 1\n"
+                         "at 10 ravi finished 1 permits=1\n"
+                         "at 10 ravi permits pay owner=Session -> 1\n");
+  EXPECT_FALSE(failure.has_value()) << failure->message;
+}
+
+TEST(ScenarioRunner, AnUnexpectedSemaphoreFinishFails) {
+  auto failure = RunText(std::string(kFullSemaphore) +
+                         "at 10 asha give pay owner=Session\n"
+                         "at 20 held pay -> 1\n");
+  ASSERT_TRUE(failure.has_value());
+  EXPECT_EQ(failure->line, 5);
+  EXPECT_NE(failure->message.find("1 (granted after waiting) permits=1"),
+            std::string::npos)
+      << failure->message;
+}
+
+TEST(ScenarioRunner, ALocksDetailsDoNotMatchASemaphoresGrant) {
+  auto failure = RunText(std::string(kFullSemaphore) +
+                         "at 10 asha give pay owner=Session\n"
+                         "at 10 ravi finished 1 count=1\n");
+  ASSERT_TRUE(failure.has_value());
+  EXPECT_EQ(failure->line, 6);
+  EXPECT_NE(failure->message.find("got: 1 (granted after waiting) permits=1"),
+            std::string::npos)
+      << failure->message;
+}
+
+TEST(ScenarioRunner, WrongPermitsFail) {
+  for (std::string_view step :
+       {"at 0 asha permits pay owner=Session -> 1\n", "at 0 held pay -> 3\n",
+        "at 0 queue pay -> none\n",
+        "at 0 asha give pay owner=Session -> 1\n"}) {
+    auto failure = RunText(std::string(kFullSemaphore) + std::string(step));
+    ASSERT_TRUE(failure.has_value()) << step;
+    EXPECT_EQ(failure->line, 5) << step;
+    EXPECT_NE(failure->message.find("pay semaphore limit=2 held="),
+              std::string::npos)
+        << "the semaphore table is shown: " << failure->message;
+  }
+}
+
+TEST(ScenarioRunner, AWrongLockDelayFails) {
+  constexpr std::string_view kExpired =
+      "namespace app lock_delay=5000\n"
+      "session asha ttl=1000\n"
+      "at 0 asha acquire job Exclusive owner=Session -> 0\n"
+      "at 1000\n";
+  EXPECT_FALSE(RunText(std::string(kExpired) + "delay job -> until=6000\n"));
+  auto failure = RunText(std::string(kExpired) + "delay job -> none\n");
+  ASSERT_TRUE(failure.has_value());
+  EXPECT_EQ(failure->line, 5);
+  EXPECT_NE(failure->message.find("expected: none\n     got: until=6000"),
+            std::string::npos)
+      << failure->message;
+  EXPECT_NE(failure->message.find("lock-delay until 6000 ms"),
+            std::string::npos)
+      << failure->message;
+}
+
 }  // namespace
 }  // namespace leasehold::scenarios

@@ -165,6 +165,37 @@ TEST(PostgresStore, RefusesANewerSchemaAndLeavesItAlone) {
             "99");
 }
 
+// Version 2 gave lock rows a semaphore limit, version 3 the lock-delay
+// reservation: a version-1 schema (made here by taking them away again) is
+// migrated on open, and its lock rows come back as locks.
+TEST(PostgresStore, MigratesAVersion1Schema) {
+  TestDatabase db("pgstore");
+  ASSERT_FALSE(db.url().empty());
+  ASSERT_NE(Open(db.url()), nullptr);
+  ASSERT_TRUE(PgExec(db.url(),
+                     "ALTER TABLE leasehold.locks DROP COLUMN semaphore_limit; "
+                     "DELETE FROM leasehold.meta WHERE name = "
+                     "'lock_delay_until_us'; "
+                     "UPDATE leasehold.meta SET value = 1 WHERE name = "
+                     "'schema_version'; INSERT INTO leasehold.sessions VALUES "
+                     "(5, 'old', '', 30000, 0, 7, 0, NULL, false); INSERT INTO "
+                     "leasehold.locks VALUES (5, 1, 'app', 'public', 'job', "
+                     "7, 2, 9, 7)"));
+  auto store = Open(db.url());
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(PgValue(db.url(),
+                    "SELECT value FROM leasehold.meta WHERE name = "
+                    "'schema_version'"),
+            std::to_string(PostgresSchemaVersion()));
+  auto state = store->LoadAll();
+  ASSERT_TRUE(state.has_value()) << state.error().ToString();
+  ASSERT_EQ(state->locks.size(), 1u);
+  EXPECT_EQ(state->locks[0].resource, "job");
+  EXPECT_EQ(state->locks[0].mode, LockMode::kExclusive);
+  EXPECT_EQ(state->locks[0].count, 2u);
+  EXPECT_EQ(state->locks[0].limit, 0u);
+}
+
 TEST(PostgresStore, RefusesASchemaOfAnotherApplication) {
   TestDatabase db("pgstore");
   ASSERT_FALSE(db.url().empty());

@@ -104,7 +104,7 @@ const StoreBackend kBackends[] = {
        SqliteExec(dir,
                   "INSERT INTO sessions VALUES (1, 'worker', '', 30000, 0, 7, "
                   "0, NULL, 0); INSERT INTO locks VALUES (1, 1, 'docs', '', "
-                  "'invoice-7', 8, 1, 0, 7);");
+                  "'invoice-7', 8, 1, 0, 7, 0);");
      },
      {}},
     {"Postgres",
@@ -136,7 +136,7 @@ CREATE TRIGGER refuse BEFORE INSERT ON {s}.keys
        PostgresExec(dir,
                     "INSERT INTO {s}.sessions VALUES (1, 'worker', '', "
                     "30000, 0, 7, 0, NULL, false); INSERT INTO {s}.locks "
-                    "VALUES (1, 1, 'docs', '', 'invoice-7', 8, 1, 0, 7);");
+                    "VALUES (1, 1, 'docs', '', 'invoice-7', 8, 1, 0, 7, 0);");
      },
      [](const std::string& dir) {
        PostgresExec(dir, "DROP SCHEMA IF EXISTS {s} CASCADE");
@@ -625,6 +625,25 @@ TEST_P(StoreConformance, IdReservationsOnlyGrow) {
   EXPECT_EQ(s.transaction_ids_reserved, 1ull << 40);
 }
 
+// The end of the latest lock-delay is kept like a reservation: the highest
+// appended, whatever the order, across a reopen.
+TEST_P(StoreConformance, TheLockDelaysEndOnlyGrows) {
+  const auto delay = [](std::uint64_t until_us) {
+    JournalEntry e;
+    e.kind = Kind::kReserveLockDelay;
+    e.lock_delay_until_us = until_us;
+    return e;
+  };
+  EXPECT_EQ(Load().lock_delay_until_us, 0u);
+  const std::uint64_t later = 1'767'225'615'000'000;  // 2026, in µs
+  Append({delay(later - 5'000'000), delay(later)});
+  Append({delay(later - 1)});
+  Reopen();
+  const DurableState s = Load();
+  EXPECT_EQ(s.lock_delay_until_us, later);
+  EXPECT_EQ(s.fences_reserved, 0u) << "each reservation is its own";
+}
+
 // Sessions by id, then locks by (session, owner, ns, principal, resource),
 // every session before the first lock: a restore attaches locks to sessions.
 TEST_P(StoreConformance, LoadsSessionsThenLocksInKeyOrder) {
@@ -706,6 +725,29 @@ TEST_P(StoreConformance, ALockWithoutItsSessionIsRefusedOnLoad) {
       << loaded.error().message();
   EXPECT_NE(loaded.error().message().find("orphan-resource"), std::string::npos)
       << loaded.error().message();
+}
+
+// A semaphore's rows keep their permits (count) and limit; a lock and a
+// semaphore row never share a key (the engine keeps the kinds apart).
+TEST_P(StoreConformance, SemaphoreRowsKeepTheirPermitsAndLimit) {
+  Append({PutSession(Session(1)), PutSession(Session(2))});
+  LockRow first = Lock(1, "payments", LockOwner::kSession, LockMode::kNoLock);
+  first.count = 3;
+  first.limit = 5;
+  LockRow second = first;
+  second.session = 2;
+  second.owner = LockOwner::kTransaction;
+  second.count = 2;
+  second.fence = 18;
+  const LockRow job = Lock(1, "job");
+  Append({PutLock(first), PutLock(second), PutLock(job)});
+  LockRow fewer = first;
+  fewer.count = 1;
+  Append({PutLock(fewer)});
+  Reopen();
+  auto loaded = store_->LoadAll();
+  ASSERT_TRUE(loaded.has_value()) << loaded.error().ToString();
+  EXPECT_EQ(loaded->locks, (std::vector<LockRow>{job, fewer, second}));
 }
 
 // A lock row in a mode no build writes is refused on load, naming the row,
@@ -885,6 +927,10 @@ class SequentialModel {
         state_.transaction_ids_reserved = std::max(
             state_.transaction_ids_reserved, e.transaction_ids_reserved);
         return;
+      case Kind::kReserveLockDelay:
+        state_.lock_delay_until_us =
+            std::max(state_.lock_delay_until_us, e.lock_delay_until_us);
+        return;
       case Kind::kPutOperation:
         operations_[{e.operation.ns, e.operation.op_id}] = e.operation;
         return;
@@ -1056,6 +1102,7 @@ TEST_P(StoreConformance, RandomBatchesLeaveWhatTheirEntriesOneByOneLeave) {
     ASSERT_EQ(got.fences_reserved, want.fences_reserved);
     ASSERT_EQ(got.session_ids_reserved, want.session_ids_reserved);
     ASSERT_EQ(got.transaction_ids_reserved, want.transaction_ids_reserved);
+    ASSERT_EQ(got.lock_delay_until_us, want.lock_delay_until_us);
   }
 }
 

@@ -84,6 +84,10 @@ class JournalFold {
         reservations_.transaction_ids_reserved = std::max(
             reservations_.transaction_ids_reserved, e.transaction_ids_reserved);
         break;
+      case Kind::kReserveLockDelay:
+        reservations_.lock_delay_until_us =
+            std::max(reservations_.lock_delay_until_us, e.lock_delay_until_us);
+        break;
       default:
         break;
     }

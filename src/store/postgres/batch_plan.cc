@@ -70,6 +70,10 @@ class Planner {
         plan_.transaction_ids_reserved = std::max(
             plan_.transaction_ids_reserved, e.transaction_ids_reserved);
         return;
+      case Kind::kReserveLockDelay:
+        plan_.lock_delay_until_us =
+            std::max(plan_.lock_delay_until_us, e.lock_delay_until_us);
+        return;
       case Kind::kPutOperation:
         operations_[{e.operation.ns, e.operation.op_id}] = &e.operation;
         return;

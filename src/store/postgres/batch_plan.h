@@ -28,6 +28,7 @@ struct BatchPlan {
   Fence fences_reserved = 0;
   SessionId session_ids_reserved = 0;
   TransactionId transaction_ids_reserved = 0;
+  std::uint64_t lock_delay_until_us = 0;
 
   // Sessions deleted in the batch: their lock rows are removed (all of
   // them, as the entry says), and those not put again are removed too.

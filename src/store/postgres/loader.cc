@@ -185,7 +185,7 @@ class Loader {
   static constexpr const char* kLocks =
       "SELECT l.session, l.owner, l.ns, l.principal, l.resource, l.mode, "
       "l.count, l.fence, l.since_us, EXISTS (SELECT 1 FROM {s}.sessions s "
-      "WHERE s.id = l.session) FROM {s}.locks l "
+      "WHERE s.id = l.session), l.semaphore_limit FROM {s}.locks l "
       "ORDER BY l.session, l.owner, l.ns, l.principal, l.resource";
   RowVisitor LockRows(const Store::Visitors& v) const {
     return [this, &v](RowReader& in) {
@@ -201,9 +201,10 @@ class Loader {
       row.fence = static_cast<Fence>(in.Int(7));
       row.since = FromMicros(in.Int(8));
       const bool has_session = in.Bool(9);
+      const std::int64_t limit = in.Int(10);
       if (in.bad()) return Corrupt("a lock row");
       const std::string_view why =
-          LockRowProblem(has_session, owner, mode, count);
+          LockRowProblem(has_session, owner, mode, count, limit);
       if (!why.empty()) {  // named only when refused: there may be millions
         return Status(StatusCode::kUnavailable,
                       "refusing to load PostgreSQL schema \"" + name_ +
@@ -213,6 +214,7 @@ class Loader {
       row.owner = static_cast<LockOwner>(owner);
       row.mode = static_cast<LockMode>(mode);
       row.count = static_cast<std::uint32_t>(count);
+      row.limit = static_cast<std::uint32_t>(limit);
       return v.lock(std::move(row));
     };
   }
@@ -231,13 +233,14 @@ class Loader {
           name == "fences_reserved"            ? &reserved.fences
           : name == "session_ids_reserved"     ? &reserved.session_ids
           : name == "transaction_ids_reserved" ? &reserved.transaction_ids
+          : name == "lock_delay_until_us"      ? &reserved.lock_delay_until_us
                                                : nullptr;
       if (to != nullptr) {
         *to = value;
         ++found;
       }
     }
-    if (found != 3) {
+    if (found != 4) {
       return std::unexpected(Corrupt("the meta table (a reservation)"));
     }
     return reserved;

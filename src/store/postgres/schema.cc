@@ -80,6 +80,15 @@ CREATE TABLE {s}.locks (
   PRIMARY KEY (session, owner, ns, principal, resource)
 );
 )sql"},
+    {2, R"sql(
+-- 0: a lock row. Else the row holds permits of a semaphore of this limit:
+-- mode is 0 (NoLock) and count is the permits held.
+ALTER TABLE {s}.locks ADD COLUMN semaphore_limit bigint NOT NULL DEFAULT 0;
+)sql"},
+    {3, R"sql(
+-- Microseconds since 1970 UTC until which a lock-delay runs (0: none).
+INSERT INTO {s}.meta (name, value) VALUES ('lock_delay_until_us', 0);
+)sql"},
 };
 
 Status Refuse(const std::string& name, const std::string& why) {

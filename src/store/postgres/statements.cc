@@ -81,12 +81,13 @@ const Definition kDefinitions[] = {
      {kI, kI, kB, kB, kB}},
     {kPutLocks,
      "INSERT INTO {s}.locks (session, owner, ns, principal, resource, mode, "
-     "count, fence, since_us) SELECT * FROM unnest($1, $2, $3, $4, $5, $6, "
-     "$7, $8, $9) ON CONFLICT (session, owner, ns, principal, resource) DO "
-     "UPDATE SET mode = EXCLUDED.mode, count = EXCLUDED.count, fence = "
-     "EXCLUDED.fence, since_us = EXCLUDED.since_us",
-     9,
-     {kI, kI, kB, kB, kB, kI, kI, kI, kI}},
+     "count, fence, since_us, semaphore_limit) SELECT * FROM unnest($1, $2, "
+     "$3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (session, owner, ns, "
+     "principal, resource) DO UPDATE SET mode = EXCLUDED.mode, count = "
+     "EXCLUDED.count, fence = EXCLUDED.fence, since_us = EXCLUDED.since_us, "
+     "semaphore_limit = EXCLUDED.semaphore_limit",
+     10,
+     {kI, kI, kB, kB, kB, kI, kI, kI, kI, kI}},
     {kDeleteKeys,
      "DELETE FROM {s}.keys k USING unnest($1, $2) AS d (ns, key) WHERE "
      "k.ns = d.ns AND k.key = d.key",
@@ -195,7 +196,8 @@ void BindReservations(const BatchPlan& plan, std::vector<BoundStatement>& out) {
   const std::pair<const char*, std::uint64_t> reservations[] = {
       {"fences_reserved", plan.fences_reserved},
       {"session_ids_reserved", plan.session_ids_reserved},
-      {"transaction_ids_reserved", plan.transaction_ids_reserved}};
+      {"transaction_ids_reserved", plan.transaction_ids_reserved},
+      {"lock_delay_until_us", plan.lock_delay_until_us}};
   for (const auto& [name, value] : reservations) {
     if (value == 0) continue;
     b[0].Bytes(name);
@@ -256,6 +258,7 @@ void BindLocks(const BatchPlan& plan, std::vector<BoundStatement>& out) {
     b[6].Uint(r->count);
     b[7].Uint(r->fence);
     b[8].Int(Micros(r->since));
+    b[9].Uint(r->limit);
     b.EndRow();
   }
   b.Finish();

@@ -79,6 +79,15 @@ INSERT INTO meta (name, value) VALUES ('session_ids_reserved', 0),
 -- memory; after a restart it is told they are gone.
 ALTER TABLE sessions ADD COLUMN memory_locks INTEGER NOT NULL DEFAULT 0;
 )sql"},
+    {5, R"sql(
+-- 0: a lock row. Else the row holds permits of a semaphore of this limit:
+-- mode is 0 (NoLock) and count is the permits held.
+ALTER TABLE locks ADD COLUMN semaphore_limit INTEGER NOT NULL DEFAULT 0;
+)sql"},
+    {6, R"sql(
+-- Microseconds since 1970 UTC until which a lock-delay runs (0: none).
+INSERT INTO meta (name, value) VALUES ('lock_delay_until_us', 0);
+)sql"},
 };
 
 }  // namespace

@@ -119,6 +119,7 @@ class SqliteStore final : public Store {
              std::pair{"fences_reserved", &reserved.fences},
              std::pair{"session_ids_reserved", &reserved.session_ids},
              std::pair{"transaction_ids_reserved", &reserved.transaction_ids},
+             std::pair{"lock_delay_until_us", &reserved.lock_delay_until_us},
          }) {
       auto stored = db_.QueryInt(
           std::string("SELECT value FROM meta WHERE name = '") + name + "'");
@@ -294,8 +295,8 @@ class SqliteStore final : public Store {
                    const std::vector<std::int64_t>& session_ids) {
     auto rows = db_.Prepare(
         "SELECT session, owner, ns, principal, resource, mode, count, fence, "
-        "since_us FROM locks ORDER BY session, owner, ns, principal, "
-        "resource");
+        "since_us, semaphore_limit FROM locks ORDER BY session, owner, ns, "
+        "principal, resource");
     if (!rows) return rows.error();
     auto session = session_ids.begin();
     int rc;
@@ -304,6 +305,7 @@ class SqliteStore final : public Store {
       const std::int64_t owner = rows->ColumnInt(1);
       const std::int64_t mode = rows->ColumnInt(5);
       const std::int64_t count = rows->ColumnInt(6);
+      const std::int64_t limit = rows->ColumnInt(9);
       LockRow row;
       row.session = static_cast<SessionId>(id);
       row.ns = rows->ColumnText(2);
@@ -312,7 +314,7 @@ class SqliteStore final : public Store {
       while (session != session_ids.end() && *session < id) ++session;
       const bool has_session = session != session_ids.end() && *session == id;
       const std::string_view why =
-          LockRowProblem(has_session, owner, mode, count);
+          LockRowProblem(has_session, owner, mode, count, limit);
       if (!why.empty()) {  // named only when refused: there may be millions
         return Refuse(path_, LockRowName(id, owner, row) + " " +
                                  std::string(why) +
@@ -321,6 +323,7 @@ class SqliteStore final : public Store {
       row.owner = static_cast<LockOwner>(owner);
       row.mode = static_cast<LockMode>(mode);
       row.count = static_cast<std::uint32_t>(count);
+      row.limit = static_cast<std::uint32_t>(limit);
       row.fence = static_cast<Fence>(rows->ColumnInt(7));
       row.since = FromMicros(rows->ColumnInt(8));
       if (Status st = on_lock(std::move(row)); !st.ok()) return st;
@@ -432,8 +435,8 @@ class SqliteStore final : public Store {
         {&delete_session_locks_, "DELETE FROM locks WHERE session = ?1"},
         {&put_lock_,
          "INSERT OR REPLACE INTO locks (session, owner, ns, principal, "
-         "resource, mode, count, fence, since_us) VALUES (?1, ?2, ?3, ?4, ?5, "
-         "?6, ?7, ?8, ?9)"},
+         "resource, mode, count, fence, since_us, semaphore_limit) VALUES "
+         "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"},
         {&delete_lock_,
          "DELETE FROM locks WHERE session = ?1 AND owner = ?2 AND ns = ?3 AND "
          "principal = ?4 AND resource = ?5"},
@@ -490,6 +493,8 @@ class SqliteStore final : public Store {
         return Reserve("session_ids_reserved", e.session_ids_reserved);
       case JournalEntry::Kind::kReserveTransactionIds:
         return Reserve("transaction_ids_reserved", e.transaction_ids_reserved);
+      case JournalEntry::Kind::kReserveLockDelay:
+        return Reserve("lock_delay_until_us", e.lock_delay_until_us);
     }
     return Status(StatusCode::kInternal, "unknown journal entry");
   }
@@ -549,6 +554,7 @@ class SqliteStore final : public Store {
     put_lock_.BindInt(7, r.count);
     put_lock_.BindInt(8, static_cast<std::int64_t>(r.fence));
     put_lock_.BindInt(9, ToMicros(r.since));
+    put_lock_.BindInt(10, r.limit);
     return Run(put_lock_);
   }
 

@@ -300,5 +300,46 @@ PRAGMA user_version = 3;
   EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), SqliteSchemaVersion());
 }
 
+// Version 5 gave lock rows a semaphore limit: a version-4 file's lock rows
+// come back as locks (limit 0), and semaphore rows can be written beside.
+TEST(SqliteStore, MigratesAVersion4File) {
+  testing::TempDir dir;
+  const std::string path = dir.File("v4.db");
+  std::string sql;
+  for (const sqlite::Migration& m : sqlite::Migrations()) {
+    if (m.version <= 4) sql += m.sql;
+  }
+  RawExec(path, sql + R"sql(
+INSERT INTO sessions VALUES (5, 'old', '', 30000, 0, 7, 0, NULL, 0);
+INSERT INTO locks VALUES (5, 1, 'app', 'public', 'job', 7, 2, 9, 7);
+PRAGMA application_id = 1280526404;
+PRAGMA user_version = 4;
+)sql");
+  {
+    auto store = OpenSqliteStore(path);
+    ASSERT_TRUE(store.has_value()) << store.error().ToString();
+    JournalEntry permits;
+    permits.kind = JournalEntry::Kind::kPutLock;
+    permits.lock.session = 5;
+    permits.lock.owner = LockOwner::kSession;
+    permits.lock.ns = "app";
+    permits.lock.principal = "public";
+    permits.lock.resource = "pay";
+    permits.lock.count = 2;
+    permits.lock.limit = 3;
+    permits.lock.fence = 10;
+    ASSERT_TRUE((*store)->Append({permits}).ok());
+    auto state = (*store)->LoadAll();
+    ASSERT_TRUE(state.has_value()) << state.error().ToString();
+    ASSERT_EQ(state->locks.size(), 2u);
+    EXPECT_EQ(state->locks[0].resource, "job");
+    EXPECT_EQ(state->locks[0].mode, LockMode::kExclusive);
+    EXPECT_EQ(state->locks[0].count, 2u);
+    EXPECT_EQ(state->locks[0].limit, 0u);
+    EXPECT_EQ(state->locks[1], permits.lock);
+  }
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), SqliteSchemaVersion());
+}
+
 }  // namespace
 }  // namespace leasehold

@@ -1,0 +1,177 @@
+// Semaphores (docs/api.md, "Semaphores").
+#include "server/handlers.h"
+
+namespace leasehold::server {
+namespace {
+
+namespace json = boost::json;
+using std::chrono::milliseconds;
+
+// An optional count field ("permits", "limit") as the engine takes it: a
+// value beyond uint32 is out of every range, and says so here.
+Result<std::uint32_t> CountField(const Fields& f, std::string_view name,
+                                 std::optional<std::int64_t> fallback) {
+  auto value = f.OptionalInt(name);
+  const std::string what(name);
+  if (!value)
+    return Error(StatusCode::kBadRequest, what + " must be an integer");
+  if (!*value) {
+    if (!fallback) return Error(StatusCode::kBadRequest, what + " is required");
+    *value = fallback;
+  }
+  if (**value < 1 || **value > kMaxSemaphoreLimit) {
+    return Error(StatusCode::kBadRequest,
+                 what + " must be 1.." + std::to_string(kMaxSemaphoreLimit) +
+                     "; got " + std::to_string(**value));
+  }
+  return static_cast<std::uint32_t>(**value);
+}
+
+ApiResponse AcquireResponse(AcquireResult result, Fence fence,
+                            std::uint32_t permits,
+                            const std::optional<DeadlockReport>& deadlock) {
+  json::object o{{"result", static_cast<int>(result)},
+                 {"status", AcquireResultName(result)}};
+  const bool granted = result == AcquireResult::kGranted ||
+                       result == AcquireResult::kGrantedAfterWait;
+  if (granted) {
+    o["fence"] = fence;
+    o["permits"] = permits;
+  }
+  if (deadlock) o["deadlock"] = DeadlockJson(*deadlock);
+  return JsonResponse(granted ? 200 : 409, o);
+}
+
+json::object SemaphoreJson(const SemaphoreInfo& s) {
+  json::array holders, waiting;
+  for (const SemaphoreHolderInfo& h : s.holders) {
+    holders.push_back(json::object{{"session", SessionIdText(h.session)},
+                                   {"session_name", h.session_name},
+                                   {"owner", LockOwnerName(h.owner)},
+                                   {"permits", h.permits},
+                                   {"since", TimeJson(h.since)},
+                                   {"fence", h.fence}});
+  }
+  for (const SemaphoreWaiterInfo& w : s.waiting) {
+    waiting.push_back(json::object{{"session", SessionIdText(w.session)},
+                                   {"session_name", w.session_name},
+                                   {"owner", LockOwnerName(w.owner)},
+                                   {"permits", w.permits},
+                                   {"conversion", w.conversion},
+                                   {"since", TimeJson(w.since)},
+                                   {"deadline", TimeJson(w.deadline)}});
+  }
+  return json::object{{"name", s.name},
+                      {"principal", s.principal},
+                      {"limit", s.limit},
+                      {"held", s.held},
+                      {"holders", holders},
+                      {"waiting", waiting},
+                      {"lock_delay_until", TimeJson(s.lock_delay_until)},
+                      {"lock_delay_permits", s.lock_delay_permits}};
+}
+
+}  // namespace
+
+void AcquireSemaphore(Call& c, const std::string& ns, const std::string& name) {
+  const Fields f(c.body);
+  auto holder = HolderArgsFromBody(f);
+  if (!holder) return c.Fail(holder.error());
+  auto limit = CountField(f, "limit", std::nullopt);
+  if (!limit) return c.Fail(limit.error());
+  auto permits = CountField(f, "permits", 1);
+  if (!permits) return c.Fail(permits.error());
+  auto timeout = f.OptionalInt("timeout_ms");
+  if (!timeout) {
+    return c.Fail(
+        Status(StatusCode::kBadTimeout, "timeout_ms must be an integer"));
+  }
+  const SemaphoreRequest req{
+      holder->session, {ns, holder->principal, name},      *permits, *limit,
+      holder->owner,   milliseconds(timeout->value_or(-1))};
+  auto respond = c.respond;
+  auto on_parked = c.on_parked;
+  c.service.AcquireSemaphore(
+      req,
+      [respond, on_parked](Result<AcquireOutcome> r) {
+        if (!r) return respond(ErrorResponse(r.error()));
+        if (r->wait) {
+          if (on_parked) on_parked(*r->wait);
+          return;  // the answer comes when the wait ends
+        }
+        respond(AcquireResponse(r->result, r->fence, r->count, r->deadlock));
+      },
+      [respond](const Result<FinishedWait>& done) {
+        if (!done) return respond(ErrorResponse(done.error()));
+        respond(AcquireResponse(done->result, done->fence, done->count,
+                                done->deadlock));
+      });
+}
+
+void ReleaseSemaphore(Call& c, const std::string& ns, const std::string& name) {
+  const Fields f(c.body);
+  auto holder = HolderArgsFromBody(f);
+  if (!holder) return c.Fail(holder.error());
+  auto permits = f.OptionalInt("permits");
+  if (!permits) {
+    return c.Fail(Status(StatusCode::kBadRequest,
+                         "permits must be an integer (leave it out for all)"));
+  }
+  if (*permits && (**permits < 1 || **permits > kMaxSemaphoreLimit)) {
+    return c.Fail(Status(
+        StatusCode::kBadRequest,
+        "permits must be 1.." + std::to_string(kMaxSemaphoreLimit) +
+            " (leave it out for all); got " + std::to_string(**permits)));
+  }
+  const SemaphoreReleaseRequest req{
+      holder->session,
+      {ns, holder->principal, name},
+      holder->owner,
+      static_cast<std::uint32_t>(permits->value_or(0))};
+  c.Run<Result<std::uint32_t>>(
+      [req, ns, name, principal = holder->principal](Engine& e, Time now) {
+        SemaphoreReleaseRequest owned = req;
+        owned.key = {ns, principal, name};  // views into this closure
+        return e.ReleaseSemaphore(now, owned);
+      },
+      [](Result<std::uint32_t>& left) {
+        if (!left) return ErrorResponse(left.error());
+        return JsonResponse(200,
+                            json::object{{"result", 0}, {"permits", *left}});
+      });
+}
+
+void ListSemaphores(Call& c, const std::string& ns) {
+  if (Status st = ValidateName(ns, "namespace"); !st.ok()) return c.Fail(st);
+  c.Run<std::vector<SemaphoreInfo>>(
+      [ns](Engine& e, Time now) { return e.ListSemaphores(now, ns); },
+      [](std::vector<SemaphoreInfo>& all) {
+        json::array out;
+        for (const SemaphoreInfo& s : all) out.push_back(SemaphoreJson(s));
+        return JsonResponse(200, json::object{{"semaphores", out}});
+      });
+}
+
+void GetSemaphore(Call& c, const std::string& ns, const std::string& name) {
+  if (Status st = ValidateName(ns, "namespace"); !st.ok()) return c.Fail(st);
+  if (Status st = ValidateName(name, "name"); !st.ok()) return c.Fail(st);
+  std::string principal = "public";
+  if (const std::string p = c.Query("principal"); !p.empty()) {
+    principal = PrincipalScope(p);
+  }
+  c.Run<std::vector<SemaphoreInfo>>(
+      [ns](Engine& e, Time now) { return e.ListSemaphores(now, ns); },
+      [name, principal](std::vector<SemaphoreInfo>& all) {
+        for (const SemaphoreInfo& s : all) {
+          if (s.name == name && s.principal == principal) {
+            return JsonResponse(200, SemaphoreJson(s));
+          }
+        }
+        return ErrorResponse(
+            Status(StatusCode::kNotFound,
+                   "semaphore \"" + name +
+                       "\" is not in use: nobody holds or waits for it"));
+      });
+}
+
+}  // namespace leasehold::server
