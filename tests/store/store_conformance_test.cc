@@ -157,15 +157,14 @@ CREATE TRIGGER refuse BEFORE INSERT ON {s}.keys
        session.name = "worker";
        session.ttl = std::chrono::milliseconds(30000);
        data.sessions[1] = session;
-       LockRow lock{1,
-                    LockOwner::kSession,
-                    "docs",
-                    "",
-                    "invoice-7",
-                    static_cast<LockMode>(8),
-                    1,
-                    0,
-                    Time(Duration(7))};
+       LockRow lock;
+       lock.session = 1;
+       lock.owner = LockOwner::kSession;
+       lock.ns = "docs";
+       lock.resource = "invoice-7";
+       lock.mode = static_cast<LockMode>(8);
+       lock.count = 1;
+       lock.since = Time(Duration(7));
        data.locks[{1, LockOwner::kSession, "docs", "", "invoice-7"}] = lock;
      },
      [](const std::string& dir) {

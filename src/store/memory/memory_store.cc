@@ -50,10 +50,10 @@ Result<Store::Reservations> MemoryStore::Load(const Visitors& visit) {
 // naming it, even when no visitor reads locks.
 Status MemoryStore::LoadLocks(const Visitors& visit) {
   for (const auto& [key, row] : data_->locks) {
-    const std::string_view problem =
-        LockRowProblem(data_->sessions.contains(row.session),
-                       static_cast<std::int64_t>(row.owner),
-                       static_cast<std::int64_t>(row.mode), row.count);
+    const std::string_view problem = LockRowProblem(
+        data_->sessions.contains(row.session),
+        static_cast<std::int64_t>(row.owner),
+        static_cast<std::int64_t>(row.mode), row.count, row.limit);
     if (!problem.empty()) {
       return Status(StatusCode::kUnavailable,
                     "memory store: " +
@@ -138,6 +138,10 @@ void MemoryStore::Apply(const JournalEntry& e) {
     case Kind::kReserveTransactionIds:
       d.reserved.transaction_ids =
           std::max(d.reserved.transaction_ids, e.transaction_ids_reserved);
+      return;
+    case Kind::kReserveLockDelay:
+      d.reserved.lock_delay_until_us =
+          std::max(d.reserved.lock_delay_until_us, e.lock_delay_until_us);
       return;
   }
 }
