@@ -59,11 +59,12 @@ class TestServer {
   // Moves the server's clock forward by `by` and returns the new time
   // (RFC 3339). When it returns, every deadline up to the new time has
   // been applied (leases, sessions and outbox claims expired, lock waits
-  // timed out, transactions past their limit rolled back) and the events
-  // for them published on /v1/events. Error "bad_request" for a negative
-  // `by` or one that would take the clock past the year 9999. Background
-  // work of the client (a Session's keepalives, a CheckoutGuard's
-  // renewals) runs on real time: it does not run during the move.
+  // timed out, transactions past their limit rolled back, lock-delays
+  // ended) and the events for them published on /v1/events. Error
+  // "bad_request" for a negative `by` or one that would take the clock
+  // past the year 9999. Background work of the client (a Session's
+  // keepalives, a CheckoutGuard's renewals) runs on real time: it does not
+  // run during the move.
   client::Result<std::string> AdvanceClock(std::chrono::milliseconds by);
 
  private:

@@ -198,9 +198,9 @@ class EngineService {
 
   // Applies, as one step, everything the engine had due at or before
   // clock.Now(): session and lease expiries, wait timeouts, transaction
-  // limits. `done` (may be empty) runs once that step is durable and its
-  // events have gone to the listener, with OK or the store's failure; on a
-  // thread as for Execute(). Thread-safe.
+  // limits, the ends of lock-delays. `done` (may be empty) runs once that step
+  // is durable and its events have gone to the listener, with OK or the store's
+  // failure; on a thread as for Execute(). Thread-safe.
   void ApplyDeadlines(std::function<void(const Status&)> done);
   // Makes `clock`, the clock the service was opened with, move only by
   // AdvanceClock(): the service keeps no timer (it would wait on real

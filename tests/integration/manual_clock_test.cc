@@ -42,11 +42,13 @@ std::string Str(const json::value& v, std::string_view key) {
 
 class ManualClockTest : public ::testing::Test {
  protected:
-  // Transactions in "limited" are rolled back after a minute open.
+  // Transactions in "limited" are rolled back after a minute open; in
+  // "delayed" the locks of an expired session are held back 2 minutes.
   void SetUp() override {
     const std::string config = dir_.File("config.json");
     std::ofstream(config)
-        << R"({"namespaces":{"limited":{"max_transaction_ms":60000}}})";
+        << R"({"namespaces":{"limited":{"max_transaction_ms":60000},)"
+           R"("delayed":{"lock_delay_ms":120000}}})";
     server_ = ServerProcess::InMemoryWithManualClock(dir_.path(), config);
     http_.emplace(server_->port());
   }
@@ -178,6 +180,28 @@ TEST_F(ManualClockTest, NothingExpiresUntilTheClockIsMoved) {
   EXPECT_EQ(
       http_->Request("POST", "/v1/sessions/" + s + "/keepalive").error_code(),
       "session_not_found");
+}
+
+TEST_F(ManualClockTest, ALockDelayEndsWhenTheClockPassesIt) {
+  const std::string lost = OpenSession("lost", 30'000);
+  const std::string next = OpenSession("next", 3'600'000);
+  const auto acquire = [&](const std::string& session) {
+    return http_->Request(
+        "POST", "/v1/applocks/delayed/acquire",
+        R"({"session":")" + session +
+            R"(","resource":"d","mode":"Exclusive","owner":"Session",)"
+            R"("timeout_ms":0})");
+  };
+  ASSERT_EQ(acquire(lost).status, 200u);
+  // "lost" expires at +30 s; its lock is held back until +150 s.
+  ASSERT_EQ(Advance(R"({"advance_ms":60000})").status, 200u);
+  const auto held_back = acquire(next);
+  EXPECT_EQ(held_back.status, 409u) << held_back.body;
+  ASSERT_EQ(Advance(R"({"advance_ms":89999})").status, 200u);
+  EXPECT_EQ(acquire(next).status, 409u);
+  ASSERT_EQ(Advance(R"({"advance_ms":1})").status, 200u);
+  const auto granted = acquire(next);
+  EXPECT_EQ(granted.status, 200u) << granted.body;
 }
 
 TEST_F(ManualClockTest, BadBodiesAreRefusedAndMoveNothing) {
