@@ -142,7 +142,7 @@ int RunServe(const ServeFlags& flags) {
   const bool manual_clock = c.clock == "manual";
   if (!clustered && (!flags.advertise.empty() || !flags.node.empty())) {
     std::cerr << "leasehold serve: --advertise and --node name a node among "
-                 "several on PostgreSQL: they need --store\n";
+                 "several on PostgreSQL: they need --store postgresql://…\n";
     return 1;
   }
   // On PostgreSQL the first open checks the URL and migrates the schema;
