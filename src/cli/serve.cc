@@ -15,11 +15,7 @@
 #include "cluster/cluster_node.h"
 #include "common/manual_clock.h"
 #include "common/real_clock.h"
-#include "server/activity_history.h"
-#include "server/api.h"
-#include "server/event_hub.h"
-#include "server/http_server.h"
-#include "server/metrics.h"
+#include "server/frontend.h"
 #include "service/engine_service.h"
 #include "store/memory/memory_store.h"
 #include "store/postgres/postgres_store.h"
@@ -201,18 +197,10 @@ int RunServe(const ServeFlags& flags) {
            [&node_for_recovery] {
              if (auto* n = node_for_recovery.load()) n->StoreFailed();
            }});
-  server::Metrics metrics;
-  server::EventHub hub;
-  server::ActivityHistory history;
-  service->SetEventListener(
-      [&metrics, &hub, &history](const std::vector<OwnedEvent>& events) {
-        metrics.OnEvents(events);
-        history.OnEvents(events);
-        hub.Publish(events);
-      });
-  server::Api api(*service, c.api, &metrics);
-  api.SetHistory(&history);
-  server::HttpServer http(io, api, *service, c.http, &hub);
+  server::Frontend frontend(io, *service, c.api, c.http);
+  server::Api& api = frontend.api();
+  server::EventHub& hub = frontend.hub();
+  server::HttpServer& http = frontend.http();
 
   auto work = asio::make_work_guard(io);
   std::vector<std::thread> threads;

@@ -1,6 +1,5 @@
-// TestServer (include/leasehold/testing.h): the pieces `leasehold serve
-// --store memory --clock manual` puts together (src/cli/serve.cc), started
-// in this process.
+// TestServer (include/leasehold/testing.h): what `leasehold serve --store
+// memory --clock manual` runs (src/cli/serve.cc), started in this process.
 #include "leasehold/testing.h"
 
 #include <boost/asio/executor_work_guard.hpp>
@@ -11,11 +10,7 @@
 #include <vector>
 
 #include "common/manual_clock.h"
-#include "server/activity_history.h"
-#include "server/api.h"
-#include "server/event_hub.h"
-#include "server/http_server.h"
-#include "server/metrics.h"
+#include "server/frontend.h"
 #include "service/engine_service.h"
 #include "store/memory/memory_store.h"
 
@@ -33,30 +28,22 @@ client::Error ErrorOf(const Status& st) {
 
 class TestServer::Impl {
  public:
-  // Everything but the listening socket; Listen() opens it.
+  // Builds the server and starts listening on a free loopback port.
   Status Open(const TestServerOptions& options) {
     auto opened = EngineService::Open(io_, OpenMemoryStore(), {}, clock_);
     if (!opened) return opened.error();
     service_ = std::move(*opened);
     service_->UseManualClock(clock_);
-    service_->SetEventListener([this](const std::vector<OwnedEvent>& events) {
-      metrics_.OnEvents(events);
-      history_.OnEvents(events);
-      hub_.Publish(events);
-    });
     server::ApiOptions api_options;
     api_options.default_session_ttl = options.default_session_ttl;
-    api_ = std::make_unique<server::Api>(*service_, api_options, &metrics_);
-    api_->SetHistory(&history_);
     server::HttpOptions http_options;
     http_options.address = "127.0.0.1";
     http_options.port = 0;
-    http_ = std::make_unique<server::HttpServer>(io_, *api_, *service_,
-                                                 http_options, &hub_);
+    frontend_.emplace(io_, *service_, api_options, http_options);
     for (int i = 0; i < std::max(1, options.io_threads); ++i) {
       threads_.emplace_back([this] { io_.run(); });
     }
-    auto port = http_->Start();
+    auto port = frontend_->http().Start();
     if (!port) return port.error();
     port_ = *port;
     return Status::Ok();
@@ -65,9 +52,11 @@ class TestServer::Impl {
   // As serve does on SIGTERM: no new connections, waiters answered, then
   // the threads end.
   ~Impl() {
-    if (http_) http_->Stop();
+    if (frontend_) frontend_->http().Stop();
     if (service_) service_->Shutdown();
-    for (int i = 0; i < 200 && http_ && http_->open_connections() > 0; ++i) {
+    for (int i = 0;
+         frontend_ && i < 200 && frontend_->http().open_connections() > 0;
+         ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     work_.reset();
@@ -90,12 +79,8 @@ class TestServer::Impl {
   asio::io_context io_;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>>
       work_{asio::make_work_guard(io_)};
-  server::Metrics metrics_;
-  server::EventHub hub_;
-  server::ActivityHistory history_;
   std::unique_ptr<EngineService> service_;
-  std::unique_ptr<server::Api> api_;
-  std::unique_ptr<server::HttpServer> http_;
+  std::optional<server::Frontend> frontend_;
   std::vector<std::thread> threads_;
   std::uint16_t port_ = 0;
 };
