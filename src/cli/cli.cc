@@ -48,7 +48,14 @@ int Main(int argc, char** argv) {
       "--store", serve_flags.store,
       "keep the data in PostgreSQL instead: a libpq URL, e.g. "
       "postgresql://leasehold@db1,db2/app?target_session_attrs=read-write "
-      "(the password from PGPASSWORD or ~/.pgpass, not the command line)");
+      "(the password from PGPASSWORD or ~/.pgpass, not the command line); "
+      "or \"memory\": nothing on disk, for tests (docs/testing.md)");
+  serve
+      ->add_option("--clock", serve_flags.clock,
+                   "\"real\" (default) or \"manual\": time moves only by "
+                   "POST /v1/testing/clock; needs --store memory, loopback "
+                   "and no tokens (docs/testing.md)")
+      ->check(CLI::IsMember({"real", "manual"}));
   serve
       ->add_option("--store-schema", serve_flags.store_schema,
                    "PostgreSQL schema of the --store tables (created if "

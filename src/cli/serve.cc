@@ -13,13 +13,11 @@
 
 #include "cli/serve_config.h"
 #include "cluster/cluster_node.h"
+#include "common/manual_clock.h"
 #include "common/real_clock.h"
-#include "server/activity_history.h"
-#include "server/api.h"
-#include "server/event_hub.h"
-#include "server/http_server.h"
-#include "server/metrics.h"
+#include "server/frontend.h"
 #include "service/engine_service.h"
+#include "store/memory/memory_store.h"
 #include "store/postgres/postgres_store.h"
 #include "store/sqlite/sqlite_store.h"
 
@@ -29,24 +27,26 @@ namespace {
 namespace asio = boost::asio;
 using std::chrono::milliseconds;
 
-// One place for the data: SQLite (--data, the default) or PostgreSQL
-// (--store), never both, and each backend with only its own settings.
+// One place for the data: SQLite (--data, the default), PostgreSQL
+// (--store URL) or memory (--store memory), never two, and each backend
+// with only its own settings.
 Status CheckStoreChoice(const ServeConfig& c, bool data_given) {
   if (c.store.empty()) return Status::Ok();
   if (data_given) {
     return Status(StatusCode::kBadRequest,
-                  "--data (SQLite) and --store (PostgreSQL) both say where "
-                  "the data lives: give one of them");
+                  "--data (SQLite) and --store (PostgreSQL or memory) both "
+                  "say where the data lives: give one of them");
   }
-  if (!IsPostgresUrl(c.store)) {
+  if (c.store != kMemoryStore && !IsPostgresUrl(c.store)) {
     return Status(StatusCode::kBadRequest,
                   "--store takes a PostgreSQL URL: postgresql://USER@HOST[:"
-                  "PORT][,HOST2…]/DATABASE[?…]");
+                  "PORT][,HOST2…]/DATABASE[?…], or \"memory\"");
   }
   if (c.synchronous_given) {
     return Status(StatusCode::kBadRequest,
                   "\"synchronous\" is the SQLite store's setting; with "
-                  "--store, durability is PostgreSQL's synchronous_commit");
+                  "--store, durability is PostgreSQL's synchronous_commit "
+                  "(or none: memory)");
   }
   return Status::Ok();
 }
@@ -56,18 +56,21 @@ Status Prepare(const ServeFlags& flags, ServeConfig& c) {
   bool data_given = flags.data_given;
   c.store = flags.store;
   c.store_schema = flags.store_schema;
+  if (!flags.clock.empty()) c.clock = flags.clock;
   if (!flags.config.empty()) {
     if (Status st = ReadServeConfig(flags.config, c, listen, data, data_given);
         !st.ok())
       return st;
     // The command line wins over the config file.
     if (!flags.store.empty()) c.store = flags.store;
+    if (!flags.clock.empty()) c.clock = flags.clock;
     if (flags.store_schema != ServeFlags().store_schema) {
       c.store_schema = flags.store_schema;
     }
   }
   if (Status st = CheckStoreChoice(c, data_given); !st.ok()) return st;
   if (Status st = ParseListen(listen, c); !st.ok()) return st;
+  if (Status st = CheckManualClock(c); !st.ok()) return st;
   if (!IsLoopback(c.address) && !c.api.auth.enabled()) {
     return Status(StatusCode::kForbidden,
                   "refusing to listen on " + c.address +
@@ -80,9 +83,12 @@ Status Prepare(const ServeFlags& flags, ServeConfig& c) {
   return Status::Ok();
 }
 
-// The store; on PostgreSQL, a leader's fenced by its `epoch`.
-Result<std::unique_ptr<Store>> OpenConfiguredStore(const ServeConfig& c,
-                                                   std::uint64_t epoch = 0) {
+// The store; on PostgreSQL, a leader's fenced by its `epoch`. In memory,
+// every open (a recovery's too) shares `memory`.
+Result<std::unique_ptr<Store>> OpenConfiguredStore(
+    const ServeConfig& c, std::uint64_t epoch = 0,
+    const std::shared_ptr<MemoryStoreData>& memory = nullptr) {
+  if (c.store == kMemoryStore) return OpenMemoryStore(memory);
   if (!c.store.empty()) {
     PostgresStoreOptions options{.schema = c.store_schema};
     options.fence = PostgresStoreOptions::Fence{
@@ -127,24 +133,30 @@ int RunServe(const ServeFlags& flags) {
     std::cerr << "leasehold serve: " << st.message() << "\n";
     return 1;
   }
-  if (c.store.empty() && (!flags.advertise.empty() || !flags.node.empty())) {
+  // On PostgreSQL, one of several nodes (src/cluster).
+  const bool clustered = !c.store.empty() && c.store != kMemoryStore;
+  const bool manual_clock = c.clock == "manual";
+  if (!clustered && (!flags.advertise.empty() || !flags.node.empty())) {
     std::cerr << "leasehold serve: --advertise and --node name a node among "
-                 "several on PostgreSQL: they need --store\n";
+                 "several on PostgreSQL: they need --store postgresql://…\n";
     return 1;
   }
   // On PostgreSQL the first open checks the URL and migrates the schema;
   // the node then stands by, and opens the store fenced by its epoch once
   // it leads (ClusterNode).
-  const bool clustered = !c.store.empty();
+  const auto memory = std::make_shared<MemoryStoreData>();
   auto store = clustered
                    ? OpenPostgresStore(c.store, {.schema = c.store_schema})
-                   : OpenConfiguredStore(c);
+                   : OpenConfiguredStore(c, 0, memory);
   if (!store) {
     std::cerr << "leasehold serve: " << store.error().message() << "\n";
     return 1;
   }
   const std::string where = (*store)->Describe();
-  RealClock clock;
+  RealClock real_clock;
+  ManualClock manual;
+  const Clock& clock =
+      manual_clock ? static_cast<const Clock&>(manual) : real_clock;
   asio::io_context io;
   EngineOptions engine_options;
   engine_options.max_body_bytes = c.max_body_bytes;
@@ -163,6 +175,7 @@ int RunServe(const ServeFlags& flags) {
     }
     service = std::move(*opened);
   }
+  if (manual_clock) service->UseManualClock(manual);
   std::unique_ptr<cluster::ClusterNode> node;  // set once serving
   // The same, for the service's threads, which may run before it is set.
   std::atomic<cluster::ClusterNode*> node_for_recovery{nullptr};
@@ -170,9 +183,9 @@ int RunServe(const ServeFlags& flags) {
   // again and reloaded, as a restart would, without one (EngineService);
   // on PostgreSQL only while this node still leads, fenced by its epoch.
   service->EnableRecovery(
-      {.reopen = [&c, &node_for_recovery,
-                  clustered]() -> Result<std::unique_ptr<Store>> {
-         if (!clustered) return OpenConfiguredStore(c);
+      {.reopen = [&c, &node_for_recovery, clustered,
+                  memory]() -> Result<std::unique_ptr<Store>> {
+         if (!clustered) return OpenConfiguredStore(c, 0, memory);
          cluster::ClusterNode* n = node_for_recovery.load();
          if (n == nullptr) {
            return Error(StatusCode::kUnavailable, "not leading yet");
@@ -184,18 +197,10 @@ int RunServe(const ServeFlags& flags) {
            [&node_for_recovery] {
              if (auto* n = node_for_recovery.load()) n->StoreFailed();
            }});
-  server::Metrics metrics;
-  server::EventHub hub;
-  server::ActivityHistory history;
-  service->SetEventListener(
-      [&metrics, &hub, &history](const std::vector<OwnedEvent>& events) {
-        metrics.OnEvents(events);
-        history.OnEvents(events);
-        hub.Publish(events);
-      });
-  server::Api api(*service, c.api, &metrics);
-  api.SetHistory(&history);
-  server::HttpServer http(io, api, *service, c.http, &hub);
+  server::Frontend frontend(io, *service, c.api, c.http);
+  server::Api& api = frontend.api();
+  server::EventHub& hub = frontend.hub();
+  server::HttpServer& http = frontend.http();
 
   auto work = asio::make_work_guard(io);
   std::vector<std::thread> threads;
@@ -268,6 +273,9 @@ int RunServe(const ServeFlags& flags) {
             << ":" << *port
             << (c.api.auth.enabled() ? " (bearer tokens required)"
                                      : " (authentication off)")
+            << (manual_clock ? "; the clock is manual: it moves only by "
+                               "POST /v1/testing/clock"
+                             : "")
             << "\n";
 
   const int signo = stop.get_future().get();
@@ -282,7 +290,10 @@ int RunServe(const ServeFlags& flags) {
   work.reset();
   io.stop();
   for (auto& t : threads) t.join();
-  std::cerr << "leasehold: stopped; every acknowledged change is on disk\n";
+  std::cerr << (c.store == kMemoryStore
+                    ? "leasehold: stopped; the data was in memory: it is gone\n"
+                    : "leasehold: stopped; every acknowledged change is on "
+                      "disk\n");
   return 0;
 }
 

@@ -12,8 +12,11 @@ struct ServeFlags {
   // The SQLite store's directory (the default), unless `store` is set.
   std::string data = "./leasehold-data";
   bool data_given = false;  // --data was on the command line
-  // A PostgreSQL URL (postgresql://…): the PostgresStore instead of SQLite.
+  // A PostgreSQL URL (postgresql://…): the PostgresStore instead of SQLite;
+  // "memory": nothing on disk (for tests).
   std::string store;
+  // "real" or "manual" (docs/testing.md); empty: the config's, else real.
+  std::string clock;
   std::string store_schema = "leasehold";  // its PostgreSQL schema
   // With `store`, one of several nodes (docs/ha.md): the URL clients reach
   // this node by (empty: http://LISTEN with the bound port), its name

@@ -36,6 +36,34 @@ bool IsLoopback(const std::string& address) {
          address.starts_with("127.");
 }
 
+Status CheckManualClock(const ServeConfig& c) {
+  if (c.clock == "real") return Status::Ok();
+  if (c.clock != "manual") {
+    return Status(
+        StatusCode::kBadRequest,
+        "--clock must be \"real\" or \"manual\", not \"" + c.clock + "\"");
+  }
+  if (c.store != kMemoryStore) {
+    return Status(StatusCode::kBadRequest,
+                  "--clock manual needs --store memory: leases written by a "
+                  "manual clock must not outlive the process in a durable "
+                  "store");
+  }
+  if (c.api.auth.enabled()) {
+    return Status(StatusCode::kForbidden,
+                  "refusing --clock manual with tokens: anyone who can reach "
+                  "POST /v1/testing/clock can expire every lease; it is for "
+                  "tests, on loopback, without authentication");
+  }
+  if (!IsLoopback(c.address)) {
+    return Status(StatusCode::kForbidden,
+                  "refusing --clock manual on " + c.address +
+                      ": anyone who can reach POST /v1/testing/clock can "
+                      "expire every lease; listen on 127.0.0.1 or ::1");
+  }
+  return Status::Ok();
+}
+
 namespace {
 
 // "tokens": [{"token", "principal", "namespaces": [...], "role"}].
@@ -113,6 +141,8 @@ Status ParseServeConfig(std::string_view text, const std::string& path,
       data_given = true;
     } else if (key == "store" && value.is_string()) {
       c.store = value.as_string();
+    } else if (key == "clock" && value.is_string()) {
+      c.clock = value.as_string();
     } else if (key == "store_schema" && value.is_string()) {
       c.store_schema = value.as_string();
     } else if (key == "synchronous" && value.is_string()) {

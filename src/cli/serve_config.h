@@ -33,7 +33,13 @@ struct ServeConfig {
   std::string data;
   std::string synchronous = "FULL";
   bool synchronous_given = false;
-  std::string store;  // a PostgreSQL URL: PostgresStore instead of SQLite
+  // A PostgreSQL URL: PostgresStore instead of SQLite; "memory": nothing
+  // on disk (MemoryStore), for tests.
+  std::string store;
+  // "real", or "manual": time moves only by POST /v1/testing/clock
+  // (docs/testing.md); only with the memory store, on loopback, without
+  // tokens (CheckManualClock).
+  std::string clock = "real";
   std::string store_schema = "leasehold";
   server::ApiOptions api;
   server::HttpOptions http;
@@ -49,6 +55,15 @@ Status ParseListen(const std::string& listen, ServeConfig& c);
 // Whether `address` is this machine's loopback (serving beyond it needs
 // tokens).
 bool IsLoopback(const std::string& address);
+
+inline constexpr std::string_view kMemoryStore = "memory";
+
+// OK for the real clock. For the manual one, kBadRequest unless the store
+// is the memory store (a manual clock writing leases into a durable store
+// would leave them there, wrong, for the real clock to find), and
+// kForbidden when the server has tokens or listens beyond loopback: a
+// clock anyone can move would let them expire anyone's leases.
+Status CheckManualClock(const ServeConfig& c);
 
 // Reads the config file's text (`path` names it in messages) into `c`.
 // Its "listen" and "data" go to `listen` and `data` (`data_given` set), for

@@ -68,6 +68,33 @@ TEST(ServeConfigTest, RefusesNamespacesThatAreNoNames) {
                   .status.ok());
 }
 
+TEST(ServeConfigTest, TheManualClockOnlyInMemoryOnLoopbackWithoutTokens) {
+  auto p = Parse(R"({"store":"memory","clock":"manual"})");
+  ASSERT_TRUE(p.status.ok()) << p.status.message();
+  EXPECT_TRUE(CheckManualClock(p.config).ok());
+  for (const char* loopback : {"127.0.0.1", "::1", "localhost"}) {
+    p.config.address = loopback;
+    EXPECT_TRUE(CheckManualClock(p.config).ok()) << loopback;
+  }
+  for (const char* beyond : {"0.0.0.0", "::", "10.1.2.3", "example.com"}) {
+    p.config.address = beyond;
+    EXPECT_EQ(CheckManualClock(p.config).code(), StatusCode::kForbidden)
+        << beyond;
+  }
+  auto sqlite = Parse(R"({"clock":"manual"})");
+  EXPECT_EQ(CheckManualClock(sqlite.config).code(), StatusCode::kBadRequest);
+  auto tokens =
+      Parse(R"({"store":"memory","clock":"manual","tokens":[{"token":)"
+            R"("0123456789abcdef0123","principal":"p","namespaces":["*"],)"
+            R"("role":"admin"}]})");
+  ASSERT_TRUE(tokens.status.ok()) << tokens.status.message();
+  EXPECT_EQ(CheckManualClock(tokens.config).code(), StatusCode::kForbidden);
+  auto typo = Parse(R"({"store":"memory","clock":"manaul"})");
+  EXPECT_EQ(CheckManualClock(typo.config).code(), StatusCode::kBadRequest);
+  auto real = Parse(R"({"clock":"real"})");
+  EXPECT_TRUE(CheckManualClock(real.config).ok());
+}
+
 TEST(ServeConfigTest, ParseListenTakesAddressAndPort) {
   ServeConfig c;
   ASSERT_TRUE(ParseListen("[::1]:7070", c).ok());

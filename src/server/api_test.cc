@@ -183,8 +183,9 @@ TEST_F(ApiTest, RecordsAndCheckouts) {
 // handler answers to these made-up arguments, it is not "no endpoint".
 TEST_F(ApiTest, EveryRouteReachesItsHandler) {
   for (const Route& r : Routes()) {
-    if (r.pattern.text() == "/metrics" || r.Has(kEventStream)) {
-      continue;  // no Metrics here; the stream is the HTTP layer's
+    if (r.pattern.text() == "/metrics" || r.Has(kEventStream) ||
+        r.pattern.text() == "/v1/testing/clock") {
+      continue;  // no Metrics or manual clock here; the stream is HTTP's
     }
     std::string target;
     for (std::size_t i = 0; i < r.pattern.size(); ++i) {
@@ -203,9 +204,12 @@ TEST_F(ApiTest, EveryRouteReachesItsHandler) {
     EXPECT_EQ(message.find("no endpoint"), std::string::npos)
         << r.method << " " << target << ": " << message;
   }
-  // The two left out answer 404 here, as any unknown path does.
+  // Those left out answer 404 here, as any unknown path does.
   EXPECT_EQ(Call("GET", "/metrics").code(), "not_found");
   EXPECT_EQ(Call("GET", "/v1/events").code(), "not_found");
+  EXPECT_EQ(Call("GET", "/v1/testing/clock").code(), "not_found");
+  EXPECT_EQ(Call("POST", "/v1/testing/clock", R"({"advance_ms":1})").code(),
+            "not_found");
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // The handlers behind Api: one function per endpoint, grouped by resource
 // (handlers_sessions.cc, handlers_applocks.cc, handlers_acquire_all.cc,
-// handlers_records.cc, handlers_outbox.cc).
+// handlers_records.cc, handlers_outbox.cc, handlers_testing.cc).
 // Internal to the server.
 #ifndef LEASEHOLD_SERVER_HANDLERS_H_
 #define LEASEHOLD_SERVER_HANDLERS_H_
@@ -80,6 +80,11 @@ void Health(Call& c);
 void ServeMetrics(Call& c);
 void ClusterInfo(Call& c);
 void EventsWithoutHub(Call& c);
+
+// handlers_testing.cc: GET and POST /v1/testing/clock (404 without a
+// manual clock).
+void ReadTestingClock(Call& c);
+void AdvanceTestingClock(Call& c);
 
 void CreateSession(Call& c);
 void KeepAlive(Call& c, SessionId id);

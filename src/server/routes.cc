@@ -35,6 +35,11 @@ constexpr Route kRoutes[] = {
     {"GET", "/v1/namespaces", Role::kRead, ListNamespaces},
     {"GET", "/v1/stats", Role::kRead, ServerStats},
     {"GET", "/v1/deadlocks", Role::kRead, RecentDeadlocks},
+    // The manual clock (serve --clock manual, which has no tokens).
+    // kInSession for its parsed body; it names no session.
+    {"GET", "/v1/testing/clock", Role::kRead, ReadTestingClock},
+    {"POST", "/v1/testing/clock", Role::kWrite, AdvanceTestingClock,
+     kInSession},
     // Sessions and their transactions.
     {"POST", "/v1/sessions", Role::kWrite, CreateSession, kInSession},
     {"GET", "/v1/sessions", Role::kRead, ListSessions, kInSession},

@@ -501,7 +501,32 @@ void EngineService::Complete(Completions ready) {
   --inline_depth;
 }
 
+void EngineService::UseManualClock(ManualClock& clock) {
+  std::lock_guard lock(mu_);
+  manual_clock_ = &clock;
+  timer_at_.reset();
+  timer_.cancel();
+}
+
+void EngineService::AdvanceClock(Duration by,
+                                 std::function<void(Result<Time>)> done) {
+  if (manual_clock_ == nullptr) {
+    return done(Error(StatusCode::kNotFound, "the clock is not manual"));
+  }
+  auto now = manual_clock_->Advance(by);
+  if (!now) return done(std::unexpected(now.error()));
+  ApplyDeadlines([done = std::move(done), now = *now](const Status& st) {
+    st.ok() ? done(now) : done(std::unexpected(st));
+  });
+}
+
+std::optional<Time> EngineService::ManualTime() const {
+  if (manual_clock_ == nullptr) return std::nullopt;
+  return manual_clock_->Now();
+}
+
 void EngineService::ArmTimer() {
+  if (manual_clock_ != nullptr) return;
   const std::optional<Time> next = engine_->NextDeadline();
   if (next == timer_at_) return;
   timer_at_ = next;
@@ -514,15 +539,15 @@ void EngineService::ArmTimer() {
                        std::chrono::microseconds(1));
   timer_.async_wait([this](const boost::system::error_code& ec) {
     if (ec) return;  // re-armed or cancelled
-    OnTimer();
+    ApplyDeadlines(nullptr);
   });
 }
 
-void EngineService::OnTimer() {
+void EngineService::ApplyDeadlines(std::function<void(const Status&)> done) {
   Step([&](Completions& ready) {
     timer_at_.reset();
     engine_->AdvanceTo(clock_.Now());
-    AfterStep(nullptr, ready);
+    AfterStep(done ? Completion(std::move(done)) : Completion(), ready);
   });
 }
 

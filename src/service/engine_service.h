@@ -16,8 +16,10 @@
 //
 // A lock request that must wait is parked in the engine as data; its
 // completion is kept here, keyed by WaitId, and runs when the engine
-// decides the request (granted, timeout, cancel, deadlock). One timer,
-// set to the engine's NextDeadline(), drives expiries and timeouts.
+// decides the request (granted, timeout, cancel, deadlock). Expiries and
+// timeouts are applied by ApplyDeadlines(): one timer, set to the engine's
+// NextDeadline(), calls it; with a manual clock (UseManualClock) there is
+// no timer, and AdvanceClock() calls it each time it moves the clock.
 //
 // A store that fails (a full disk, an fsync error, a lost database
 // connection) stays failed for the committer: the engine's memory is then
@@ -54,6 +56,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/manual_clock.h"
 #include "leasehold/clock.h"
 #include "leasehold/engine.h"
 #include "store/group_commit.h"
@@ -193,6 +196,25 @@ class EngineService {
   // Ends a parked request with -2 (e.g. its client hung up).
   void CancelWait(WaitId wait);
 
+  // Applies, as one step, everything the engine had due at or before
+  // clock.Now(): session and lease expiries, wait timeouts, transaction
+  // limits, the ends of lock-delays. `done` (may be empty) runs once that step
+  // is durable and its events have gone to the listener, with OK or the store's
+  // failure; on a thread as for Execute(). Thread-safe.
+  void ApplyDeadlines(std::function<void(const Status&)> done);
+  // Makes `clock`, the clock the service was opened with, move only by
+  // AdvanceClock(): the service keeps no timer (it would wait on real
+  // time for a deadline of the manual one). Call before serving; `clock`
+  // must outlive the service.
+  void UseManualClock(ManualClock& clock);
+  // With a manual clock: moves it forward by `by`, then ApplyDeadlines();
+  // `done` gets the new time once every deadline up to it is applied and
+  // its events published. kBadRequest when the clock refuses the move
+  // (ManualClock::Advance), kNotFound without a manual clock. Thread-safe.
+  void AdvanceClock(Duration by, std::function<void(Result<Time>)> done);
+  // The manual clock's time; nullopt without one. Thread-safe.
+  std::optional<Time> ManualTime() const;
+
   // Opens the store again, for a recovery: a new file handle or connection
   // to the same data. Runs on an I/O thread, never under the mutex.
   using StoreOpener = std::function<Result<std::unique_ptr<Store>>()>;
@@ -298,7 +320,6 @@ class EngineService {
     std::vector<OwnedEvent> events;
   };
   void ArmTimer();  // under mu_
-  void OnTimer();
 
   // Recovery from a failed store (EnableRecovery). Under mu_: arms the
   // first attempt, once per failure.
@@ -350,6 +371,8 @@ class EngineService {
   std::unordered_map<WaitId, WaitDone> parked_;
   std::deque<PendingStep> pending_;
   std::optional<Time> timer_at_;
+  // Set once, before serving: no timer (UseManualClock).
+  ManualClock* manual_clock_ = nullptr;
 };
 
 }  // namespace leasehold

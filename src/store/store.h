@@ -2,7 +2,8 @@
 //
 // The engine produces journal entries (leasehold/journal.h); a Store makes a
 // batch of them durable at once and gives the whole state back at start-up.
-// Implementations: SqliteStore (sqlite/), PostgresStore (postgres/). Every
+// Implementations: SqliteStore (sqlite/), PostgresStore (postgres/),
+// MemoryStore (memory/: nothing on disk, for tests). Every
 // implementation passes tests/store/store_conformance_test.cc.
 #ifndef LEASEHOLD_STORE_STORE_H_
 #define LEASEHOLD_STORE_STORE_H_

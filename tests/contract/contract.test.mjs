@@ -26,7 +26,7 @@ const served = new Set();
 // A `leasehold serve` (tests/testing/server_process.mjs) whose answers are
 // checked against the document.
 class Server extends ServerProcess {
-  constructor(config) { super(binary, config, "leasehold-contract-"); }
+  constructor(config, options) { super(binary, config, "leasehold-contract-", options); }
 
   // One request, checked against the document. `expect` is the status the
   // walk means to provoke; `body` a value (sent as JSON) or a raw string.
@@ -73,6 +73,9 @@ const secured = new Server({
   ],
 });
 
+// Time moved by POST /v1/testing/clock (docs/testing.md).
+const manual = new Server(undefined, { manualClock: true });
+
 const errorCode = (a) => a.json?.error?.code;
 
 // Polls `probe` until it is true, for up to 5 s.
@@ -94,10 +97,12 @@ describe("docs/openapi.yaml against a real server", () => {
   before(async () => {
     await open.start();
     await secured.start();
+    await manual.start();
   });
   after(async () => {
     await open.stop();
     await secured.stop();
+    await manual.stop();
   });
 
   test("sessions and transactions", async () => {
@@ -447,6 +452,20 @@ describe("docs/openapi.yaml against a real server", () => {
     assert.equal(events.status, 401);
     assert.deepEqual(checker.check(op, events.status, events.headers.get("content-type"), await events.text()), []);
     reached.get(op.operationId).add(401);
+  });
+
+  test("the manual clock: only with --clock manual, moved by POST", async () => {
+    assert.equal(errorCode(await open.call("GET", "/v1/testing/clock", { expect: 404 })), "not_found");
+    await open.call("POST", "/v1/testing/clock", { body: { advance_ms: 1000 }, expect: 404 });
+    const before = (await manual.call("GET", "/v1/testing/clock", { expect: 200 })).json.now;
+    const idle = await manual.call("POST", "/v1/sessions", { body: { name: "idle", ttl_ms: 30000 }, expect: 201 });
+    const after = (await manual.call("POST", "/v1/testing/clock",
+      { body: { advance_ms: 600000 }, expect: 200 })).json.now;
+    assert.equal(Date.parse(after) - Date.parse(before), 600000);
+    await manual.call("POST", `/v1/sessions/${idle.json.id}/keepalive`, { expect: 404 });
+    for (const body of [{}, { advance_ms: -1 }, { advance_ms: 1.5 }, { advance_ms: "5" }]) {
+      assert.equal(errorCode(await manual.call("POST", "/v1/testing/clock", { body, expect: 400 })), "bad_request");
+    }
   });
 
   test("every operation in the document was exercised", () => {

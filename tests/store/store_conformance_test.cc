@@ -10,12 +10,14 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <ostream>
 #include <random>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "store/memory/memory_store.h"
 #include "store/postgres/postgres_store.h"
 #include "store/sqlite/sqlite_store.h"
 #include "tests/testing/temp_dir.h"
@@ -68,6 +70,16 @@ void PostgresExec(const std::string& dir, std::string sql) {
   }
   ASSERT_FALSE(testing::TestClusterUrl().empty());
   testing::PgExec(testing::TestClusterUrl(), sql);
+}
+
+// The memory stores' data, by directory: opening one again sees it.
+std::shared_ptr<MemoryStoreData> MemoryDataOf(const std::string& dir) {
+  static std::mutex mu;
+  static std::map<std::string, std::shared_ptr<MemoryStoreData>> by_dir;
+  std::lock_guard lock(mu);
+  auto& data = by_dir[dir];
+  if (data == nullptr) data = std::make_shared<MemoryStoreData>();
+  return data;
 }
 
 // Test names and failure messages print the backend's name, not its bytes.
@@ -128,6 +140,35 @@ CREATE TRIGGER refuse BEFORE INSERT ON {s}.keys
      },
      [](const std::string& dir) {
        PostgresExec(dir, "DROP SCHEMA IF EXISTS {s} CASCADE");
+     }},
+    {"Memory",
+     [](const std::string& dir) { return OpenMemoryStore(MemoryDataOf(dir)); },
+     [](const std::string& dir) {
+       MemoryDataOf(dir)->refuse = [](const JournalEntry& e) {
+         return e.kind == Kind::kPutKey && e.row.key == kRefusedKey
+                    ? Status(StatusCode::kUnavailable, "refused")
+                    : Status::Ok();
+       };
+     },
+     [](const std::string& dir) {
+       MemoryStoreData& data = *MemoryDataOf(dir);
+       SessionRow session;
+       session.id = 1;
+       session.name = "worker";
+       session.ttl = std::chrono::milliseconds(30000);
+       data.sessions[1] = session;
+       LockRow lock;
+       lock.session = 1;
+       lock.owner = LockOwner::kSession;
+       lock.ns = "docs";
+       lock.resource = "invoice-7";
+       lock.mode = static_cast<LockMode>(8);
+       lock.count = 1;
+       lock.since = Time(Duration(7));
+       data.locks[{1, LockOwner::kSession, "docs", "", "invoice-7"}] = lock;
+     },
+     [](const std::string& dir) {
+       MemoryDataOf(dir)->refuse = nullptr;  // the rows stay: few, and tiny
      }},
 };
 

@@ -1,26 +1,30 @@
-// ManualClock: a Clock that moves only when a test says so.
+// ManualClock for tests: the server's own manual clock
+// (common/manual_clock.h, behind `serve --clock manual`), starting at
+// 2026-01-01T00:00:00Z so that formatted times are readable, with a
+// shorthand in milliseconds.
 #ifndef LEASEHOLD_TESTS_TESTING_MANUAL_CLOCK_H_
 #define LEASEHOLD_TESTS_TESTING_MANUAL_CLOCK_H_
 
-#include <atomic>
 #include <chrono>
+#include <cstdlib>
 
-#include "leasehold/clock.h"
+#include "common/manual_clock.h"
 
 namespace leasehold::testing {
 
 class ManualClock final : public Clock {
  public:
-  // Starts at 2026-01-01T00:00:00Z so that formatted times are readable.
-  ManualClock()
-      : now_(std::chrono::sys_days{std::chrono::year{2026} /
-                                   std::chrono::January / 1}) {}
-  Time Now() const override { return now_.load(); }
-  void Advance(Duration d) { now_.store(now_.load() + d); }
+  Time Now() const override { return clock_.Now(); }
+  // A move the clock refuses (backwards, past the year 9999) is a broken
+  // test: it stops here rather than run on at the wrong time.
+  void Advance(Duration d) {
+    if (!clock_.Advance(d)) std::abort();
+  }
   void AdvanceMs(long long ms) { Advance(std::chrono::milliseconds(ms)); }
 
  private:
-  std::atomic<Time> now_;
+  leasehold::ManualClock clock_{std::chrono::sys_days{
+      std::chrono::year{2026} / std::chrono::January / 1}};
 };
 
 }  // namespace leasehold::testing

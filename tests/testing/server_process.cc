@@ -214,6 +214,21 @@ std::unique_ptr<ServerProcess> ServerProcess::WithStore(
   return std::unique_ptr<ServerProcess>(new ServerProcess(std::move(*started)));
 }
 
+std::unique_ptr<ServerProcess> ServerProcess::InMemoryWithManualClock(
+    const std::string& scratch_dir, const std::string& config) {
+  auto started =
+      http::SpawnedServer::Start({.binary = LEASEHOLD_BINARY,
+                                  .data_dir = scratch_dir + "/data",
+                                  .config = config,
+                                  .store = "memory",
+                                  .env = {},
+                                  .log_to_file = false,
+                                  .port = 0,
+                                  .extra_args = {"--clock", "manual"}});
+  if (!started) throw std::runtime_error(started.error());
+  return std::unique_ptr<ServerProcess>(new ServerProcess(std::move(*started)));
+}
+
 ServerProcess::~ServerProcess() = default;
 
 std::uint16_t ServerProcess::port() const { return server_->port(); }

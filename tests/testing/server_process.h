@@ -89,6 +89,10 @@ class ServerProcess {
   // lease, once it leads (/healthz 200); `scratch_dir` holds its port file.
   static std::unique_ptr<ServerProcess> WithStore(
       const std::string& store_url, const std::string& scratch_dir);
+  // `leasehold serve --store memory --clock manual` (docs/testing.md),
+  // with `config` if not empty; `scratch_dir` holds its port file.
+  static std::unique_ptr<ServerProcess> InMemoryWithManualClock(
+      const std::string& scratch_dir, const std::string& config = "");
   ~ServerProcess();  // SIGTERM, then SIGKILL if it does not stop
 
   std::uint16_t port() const;

@@ -1,7 +1,9 @@
 // ServerProcess for the JavaScript tests (tests/browser, tests/contract): a
 // real `leasehold serve` in its own temporary directory, on 127.0.0.1. It
 // listens on a free port the first time and on the same port and data when
-// started again (a restart); start() returns once /healthz answers.
+// started again (a restart); start() returns once /healthz answers. With
+// {manualClock: true} it serves from memory with a manual clock
+// (`--store memory --clock manual`, docs/testing.md) instead.
 import {spawn} from 'node:child_process';
 import {existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs';
 import {tmpdir} from 'node:os';
@@ -11,8 +13,10 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 export class ServerProcess {
   // `binary`: the leasehold executable; `config`: a config object, or none.
-  constructor(binary, config, prefix = 'leasehold-test-') {
+  constructor(
+      binary, config, prefix = 'leasehold-test-', {manualClock = false} = {}) {
     this.binary = binary;
+    this.manualClock = manualClock;
     this.dir = mkdtempSync(path.join(tmpdir(), prefix));
     this.port = 0;
     this.process = null;
@@ -31,8 +35,9 @@ export class ServerProcess {
     const portFile = path.join(this.dir, 'port');
     rmSync(portFile, {force: true});
     const args = [
-      'serve', '--listen', `127.0.0.1:${this.port}`, '--data',
-      path.join(this.dir, 'data'), '--port-file', portFile
+      'serve', '--listen', `127.0.0.1:${this.port}`, '--port-file', portFile,
+      ...(this.manualClock ? ['--store', 'memory', '--clock', 'manual'] :
+                             ['--data', path.join(this.dir, 'data')])
     ];
     if (this.config) args.push('--config', this.config);
     this.process =

@@ -1,0 +1,101 @@
+// TestServer (include/leasehold/testing.h) through its public face only:
+// the clock moves only when told, by exactly what was asked, refuses bad
+// moves, and a request blocked in a lock wait is answered when the clock
+// passes its timeout. No assertion on real time.
+#include "leasehold/testing.h"
+
+#include <gtest/gtest.h>
+
+#include <future>
+#include <thread>
+
+#include "leasehold/clock.h"
+
+namespace leasehold::testing {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+std::unique_ptr<TestServer> StartOrDie() {
+  auto started = TestServer::Start();
+  EXPECT_TRUE(started.has_value()) << started.error().message;
+  return started ? std::move(*started) : nullptr;
+}
+
+Time At(const std::string& text) {
+  const std::optional<Time> t = ParseTime(text);
+  EXPECT_TRUE(t.has_value()) << text;
+  return t.value_or(Time{});
+}
+
+TEST(TestServerTest, TheClockMovesByWhatIsAskedAndOnlyThen) {
+  auto server = StartOrDie();
+  ASSERT_NE(server, nullptr);
+  const std::string start = server->Now();
+  std::this_thread::sleep_for(milliseconds(20));  // real time passes
+  EXPECT_EQ(server->Now(), start);
+  auto moved = server->AdvanceClock(seconds(90));
+  ASSERT_TRUE(moved.has_value()) << moved.error().message;
+  EXPECT_EQ(At(*moved) - At(start), seconds(90));
+  EXPECT_EQ(server->Now(), *moved);
+  auto still = server->AdvanceClock(milliseconds(0));
+  ASSERT_TRUE(still.has_value());
+  EXPECT_EQ(*still, *moved);
+}
+
+TEST(TestServerTest, BadMovesAreRefusedAndMoveNothing) {
+  auto server = StartOrDie();
+  ASSERT_NE(server, nullptr);
+  const std::string start = server->Now();
+  auto back = server->AdvanceClock(milliseconds(-1));
+  ASSERT_FALSE(back.has_value());
+  EXPECT_EQ(back.error().code, "bad_request");
+  auto ages = server->AdvanceClock(
+      std::chrono::duration_cast<milliseconds>(std::chrono::years(8000)));
+  ASSERT_FALSE(ages.has_value());
+  EXPECT_EQ(ages.error().code, "bad_request");
+  EXPECT_EQ(server->Now(), start);
+}
+
+TEST(TestServerTest, ABlockedLockWaitIsAnsweredWhenTheClockPassesIt) {
+  auto server = StartOrDie();
+  ASSERT_NE(server, nullptr);
+  client::Client client = server->NewClient();
+  auto holder = client.OpenSession("holder", std::chrono::hours(1));
+  auto waiter = client.OpenSession("waiter", std::chrono::hours(1));
+  ASSERT_TRUE(holder.has_value() && waiter.has_value());
+  ASSERT_TRUE(
+      client.Acquire("app", holder->id, "r", {.timeout = milliseconds(0)})
+          .has_value());
+  auto waited = std::async(std::launch::async, [&] {
+    return client.Acquire("app", waiter->id, "r", {.timeout = seconds(60)});
+  });
+  // Until the wait is parked (however slow the machine): the clock must
+  // pass its deadline, not reach the server before the request does.
+  for (int i = 0; i < 3000; ++i) {
+    auto sessions = client.ListSessions();
+    ASSERT_TRUE(sessions.has_value());
+    const bool parked = std::ranges::any_of(*sessions, [&](const auto& s) {
+      return s.id == waiter->id && s.waiting;
+    });
+    if (parked) break;
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  ASSERT_TRUE(server->AdvanceClock(seconds(61)).has_value());
+  auto outcome = waited.get();
+  ASSERT_TRUE(outcome.has_value()) << outcome.error().message;
+  EXPECT_EQ(outcome->result, -1) << outcome->status;
+}
+
+TEST(TestServerTest, EachServerHasItsOwnClock) {
+  auto a = StartOrDie(), b = StartOrDie();
+  ASSERT_TRUE(a != nullptr && b != nullptr);
+  EXPECT_NE(a->port(), b->port());
+  const std::string b_start = b->Now();
+  ASSERT_TRUE(a->AdvanceClock(std::chrono::minutes(10)).has_value());
+  EXPECT_EQ(b->Now(), b_start);
+}
+
+}  // namespace
+}  // namespace leasehold::testing
