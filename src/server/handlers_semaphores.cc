@@ -1,4 +1,5 @@
 // Semaphores (docs/api.md, "Semaphores").
+#include "server/fault_point.h"
 #include "server/handlers.h"
 
 namespace leasehold::server {
@@ -103,6 +104,9 @@ void AcquireSemaphore(Call& c, const std::string& ns, const std::string& name) {
       },
       [respond](const Result<FinishedWait>& done) {
         if (!done) return respond(ErrorResponse(done.error()));
+        if (done->result == AcquireResult::kGrantedAfterWait) {
+          FaultPoint(kFaultWaitGrantDurable);
+        }
         respond(AcquireResponse(done->result, done->fence, done->count,
                                 done->deadlock));
       });

@@ -111,8 +111,10 @@ class ClientRestartTest : public ::testing::Test {
   }
 
   // As StartHolding, for the one permit of the semaphore "pool".
-  void StartHoldingPermits() {
-    first_ = std::make_unique<ServerProcess>(dir_.File("data"));
+  void StartHoldingPermits(const std::string& fault = "") {
+    std::vector<std::string> env;
+    if (!fault.empty()) env.push_back("LEASEHOLD_FAULT=" + fault);
+    first_ = std::make_unique<ServerProcess>(dir_.File("data"), "", env);
     port_ = first_->port();
     client_ = *Client::Create({"http://127.0.0.1:" + std::to_string(port_), "",
                                milliseconds(10'000)});
@@ -145,6 +147,13 @@ class ClientRestartTest : public ::testing::Test {
   void GrantAndRestart() {
     ASSERT_TRUE(SomeoneWaits(*client_));
     (void)held_->Release();  // its answer may be lost with the server, too
+    EXPECT_NE(first_->Wait(), 0) << "the fault point did not kill it";
+    Restart();
+  }
+  // The same for the holder's permit of "pool".
+  void GrantPermitAndRestart() {
+    ASSERT_TRUE(SomeoneWaitsForPermits(*client_));
+    (void)held_permits_->Release();
     EXPECT_NE(first_->Wait(), 0) << "the fault point did not kill it";
     Restart();
   }
@@ -321,6 +330,39 @@ TEST_F(ClientRestartTest, ASemaphoreWaitBrokenByARestartIsAskedAgain) {
   const SemaphoreHolder h = OnlyPermitHolder();
   EXPECT_EQ(h.session, waiter_->id());
   EXPECT_EQ(h.permits, 1);
+}
+
+TEST_F(ClientRestartTest,
+       APermitGrantOnDiskBeforeTheBreakIsAdoptedNotTakenTwice) {
+  ASSERT_NO_FATAL_FAILURE(StartHoldingPermits(kGrantDurable));
+  auto wait = std::async(std::launch::async, [&] {
+    return waiter_->Permits("app", "pool", OneOfOne(milliseconds(60'000)));
+  });
+  ASSERT_NO_FATAL_FAILURE(GrantPermitAndRestart());
+  auto got = wait.get();
+  ASSERT_TRUE(got) << got.error().code << ": " << got.error().message;
+  EXPECT_TRUE(got->waited());
+  const SemaphoreHolder h = OnlyPermitHolder();
+  EXPECT_EQ(h.session, waiter_->id());
+  EXPECT_EQ(h.permits, 1) << "the grant was taken twice";
+  EXPECT_EQ(h.fence, got->fence());
+  ASSERT_TRUE(got->Release());
+}
+
+TEST_F(ClientRestartTest, ADirectPermitGrantOnDiskBeforeTheBreakIsAdopted) {
+  ASSERT_NO_FATAL_FAILURE(StartHoldingPermits(kGrantDurable));
+  auto wait = std::async(std::launch::async, [&] {
+    return client_->AcquireSemaphore("app", waiter_->id(), "pool",
+                                     OneOfOne(milliseconds(60'000)));
+  });
+  ASSERT_NO_FATAL_FAILURE(GrantPermitAndRestart());
+  auto got = wait.get();
+  ASSERT_TRUE(got) << got.error().code << ": " << got.error().message;
+  EXPECT_EQ(got->result, 1);
+  const SemaphoreHolder h = OnlyPermitHolder();
+  EXPECT_EQ(h.session, waiter_->id());
+  EXPECT_EQ(h.permits, 1) << "the grant was taken twice";
+  EXPECT_EQ(h.fence, got->fence);
 }
 
 TEST_F(ClientRestartTest, ADirectSemaphoreWaitBrokenByARestartIsAskedAgain) {
