@@ -553,6 +553,8 @@ class Engine {
       Time now, const SemaphoreReleaseRequest& request);
   // Semaphores in use in `ns` (all when empty), sorted as ListLocks.
   std::vector<SemaphoreInfo> ListSemaphores(Time now, std::string_view ns);
+  // One semaphore, if it is in use (held, awaited or held back).
+  std::optional<SemaphoreInfo> GetSemaphore(Time now, const LockKey& key);
   // Every namespace that has keys, locks or outbox topics, sorted by name.
   std::vector<NamespaceInfo> ListNamespaces(Time now);
 

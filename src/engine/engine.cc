@@ -897,6 +897,12 @@ std::vector<SemaphoreInfo> Engine::ListSemaphores(Time now,
   return units_->locks.ListSemaphores(ns);
 }
 
+std::optional<SemaphoreInfo> Engine::GetSemaphore(Time now,
+                                                  const LockKey& key) {
+  units_->Advance(now);
+  return units_->locks.GetSemaphore(key);
+}
+
 std::vector<NamespaceInfo> Engine::ListNamespaces(Time now) {
   Units& u = *units_;
   u.Advance(now);

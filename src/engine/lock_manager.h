@@ -89,6 +89,8 @@ class LockManager {
   Result<std::uint32_t> ReleasePermits(Time now, Session* s, const LockKey& key,
                                        LockOwner owner, std::uint32_t permits);
   std::vector<SemaphoreInfo> ListSemaphores(std::string_view ns) const;
+  // The semaphore `key` names, if it is in use.
+  std::optional<SemaphoreInfo> GetSemaphore(const LockKey& key);
 
   // --- Lock-delay (NamespaceOptions::lock_delay; lock_delay.cc) -----------
   void SetLockDelay(std::string_view ns, Duration delay);

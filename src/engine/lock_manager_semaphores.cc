@@ -178,6 +178,12 @@ std::vector<SemaphoreInfo> LockManager::ListSemaphores(
   return out;
 }
 
+std::optional<SemaphoreInfo> LockManager::GetSemaphore(const LockKey& key) {
+  const Resource* r = table_.Find(key);
+  if (r == nullptr || r->limit == 0) return std::nullopt;
+  return DescribeSemaphore(r, LockTable::DecodeKey(r->key));
+}
+
 SemaphoreInfo LockManager::DescribeSemaphore(const Resource* r,
                                              const DecodedKey& key) const {
   SemaphoreInfo info;

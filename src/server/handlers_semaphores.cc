@@ -127,16 +127,12 @@ void ReleaseSemaphore(Call& c, const std::string& ns, const std::string& name) {
         "permits must be 1.." + std::to_string(kMaxSemaphoreLimit) +
             " (leave it out for all); got " + std::to_string(**permits)));
   }
-  const SemaphoreReleaseRequest req{
-      holder->session,
-      {ns, holder->principal, name},
-      holder->owner,
-      static_cast<std::uint32_t>(permits->value_or(0))};
   c.Run<Result<std::uint32_t>>(
-      [req, ns, name, principal = holder->principal](Engine& e, Time now) {
-        SemaphoreReleaseRequest owned = req;
-        owned.key = {ns, principal, name};  // views into this closure
-        return e.ReleaseSemaphore(now, owned);
+      [ns, name, a = *holder,
+       n = static_cast<std::uint32_t>(permits->value_or(0))](Engine& e,
+                                                             Time now) {
+        return e.ReleaseSemaphore(
+            now, {a.session, {ns, a.principal, name}, a.owner, n});
       },
       [](Result<std::uint32_t>& left) {
         if (!left) return ErrorResponse(left.error());
@@ -163,14 +159,12 @@ void GetSemaphore(Call& c, const std::string& ns, const std::string& name) {
   if (const std::string p = c.Query("principal"); !p.empty()) {
     principal = PrincipalScope(p);
   }
-  c.Run<std::vector<SemaphoreInfo>>(
-      [ns](Engine& e, Time now) { return e.ListSemaphores(now, ns); },
-      [name, principal](std::vector<SemaphoreInfo>& all) {
-        for (const SemaphoreInfo& s : all) {
-          if (s.name == name && s.principal == principal) {
-            return JsonResponse(200, SemaphoreJson(s));
-          }
-        }
+  c.Run<std::optional<SemaphoreInfo>>(
+      [ns, name, principal](Engine& e, Time now) {
+        return e.GetSemaphore(now, {ns, principal, name});
+      },
+      [name](std::optional<SemaphoreInfo>& found) {
+        if (found) return JsonResponse(200, SemaphoreJson(*found));
         return ErrorResponse(
             Status(StatusCode::kNotFound,
                    "semaphore \"" + name +
