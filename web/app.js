@@ -471,7 +471,8 @@
       class: locked ? "locked" : "free" },
       el("th", { scope: "row", "data-label": "Key" }, rec.key),
       td("Status", recordStatus(rec)),
-      td("Version", rec.has_record ? `v${rec.version}` : el("span", { class: "muted" }, "lock only")),
+      td("Version", rec.has_record ? `v${rec.version}`
+        : el("span", { class: "muted" }, rec.write_fence ? "deleted (fenced)" : "lock only")),
       td("Fence", rec.fence ? String(rec.fence) : "–"),
       isAdmin() ? td("Action", actions) : null);
   }

@@ -207,8 +207,9 @@ struct RecordInfo {
   std::int64_t version = 0;
   std::optional<std::string> locked_by;
   std::optional<std::string> lock_expires_at;
-  std::string state;  // "locked" or "free", computed by the server
-  std::uint64_t fence = 0;
+  std::string state;              // "locked" or "free", computed by the server
+  std::uint64_t fence = 0;        // of the latest checkout grant
+  std::uint64_t write_fence = 0;  // the highest fence a write carried
 };
 
 struct RecordPage {
@@ -241,8 +242,14 @@ struct CheckoutOutcome {
 // Proof of ownership for save/checkin/delete: the token when set, else the
 // owner name (refused by namespaces configured with require_token).
 struct Proof {
-  std::string owner;
-  std::string token;
+  std::string owner = {};
+  std::string token = {};
+  // A fenced save or delete (docs/api.md, "Fenced writes"): the fence of a
+  // lock or semaphore grant you hold; refused with Error "stale_fence" once
+  // a higher fence has written the record. With no owner and no token it
+  // is the whole proof (the key must not be checked out). 0: none; never
+  // sent by Checkin.
+  std::uint64_t fence = 0;
 };
 
 // Outcome of save / checkin / delete. `done` false carries the reason:
@@ -460,9 +467,11 @@ class Client {
   Result<OutboxCounts> GetOutbox(std::string_view ns, std::string_view topic);
 
   // Records and checkouts. Refusals (423/412) are outcomes, not Errors.
-  // The new record's version; Error "exists" if the key is taken.
+  // The new record's version; Error "exists" if the key is taken,
+  // "stale_fence" when `fence` (0: none; see Proof::fence) is below the
+  // key's write fence.
   Result<std::int64_t> Put(std::string_view ns, std::string_view key,
-                           std::string_view body,
+                           std::string_view body, std::uint64_t fence = 0,
                            boost::json::value* answer = nullptr);
   Result<RecordInfo> Get(std::string_view ns, std::string_view key,
                          boost::json::value* answer = nullptr);

@@ -561,12 +561,21 @@ class Engine {
   // --- Records and checkouts (docs/api.md, "Records and checkouts") ------
   // Each command is one atomic decision. Name errors (namespace, key, owner,
   // token) are refused before anything changes.
+  //
+  // Fenced writes (docs/api.md, "Fenced writes"): an insert, save or delete
+  // may carry `fence`, a fence from a grant the writer holds (0: none). The
+  // key remembers the highest fence that wrote it (its write fence, kept
+  // after a delete as a tombstone); a lower one is kStaleFence, so a writer
+  // whose lock was taken over cannot overwrite its successor's work. A
+  // fence above every fence handed out is kBadRequest. A save or delete
+  // with a fence and no owner or token needs no lease of its own, only
+  // that nobody has the key checked out (else refused kNotOwner).
   void SetNamespaceOptions(std::string_view ns, NamespaceOptions options);
   // Creates a record with version 1. kExists if the key has a record;
-  // kBodyTooLarge.
+  // kBodyTooLarge; kStaleFence.
   Result<std::uint64_t> InsertRecord(Time now, RecordKey key,
-                                     std::string_view body);
-  // kNotFound when the key has neither a record nor a lease.
+                                     std::string_view body, Fence fence = 0);
+  // kNotFound when the key has neither a record, a lease nor a write fence.
   Result<RecordView> GetRecord(Time now, RecordKey key);
   // kBadRequest for a limit outside 1..1000.
   Result<RecordPage> ListRecords(Time now, const ListRecordsQuery& query);
@@ -575,16 +584,20 @@ class Engine {
   // or an empty token.
   Result<CheckoutOutcome> Checkout(Time now, const CheckoutRequest& request);
   // Replaces the body and bumps the version. Needs the caller's unexpired
-  // lease. kNotFound without a record; kBodyTooLarge.
+  // lease (or a fence-only proof). kNotFound without a record;
+  // kBodyTooLarge; kStaleFence (checked before if_version).
   Result<WriteOutcome> Save(Time now, RecordKey key, LeaseProof proof,
                             std::string_view body,
-                            std::optional<std::uint64_t> if_version);
+                            std::optional<std::uint64_t> if_version,
+                            Fence fence = 0);
   // Ends the caller's unexpired lease; the key is then free with no owner.
   // kNotFound when the key is unknown.
   Result<WriteOutcome> Checkin(Time now, RecordKey key, LeaseProof proof);
-  // Removes the record and its lease; needs the caller's unexpired lease.
-  // kNotFound without a record.
-  Result<WriteOutcome> DeleteRecord(Time now, RecordKey key, LeaseProof proof);
+  // Removes the record and its lease; needs the caller's unexpired lease
+  // (or a fence-only proof). kNotFound without a record; kStaleFence. A key
+  // with a write fence keeps it.
+  Result<WriteOutcome> DeleteRecord(Time now, RecordKey key, LeaseProof proof,
+                                    Fence fence = 0);
   // Clears every lease of `ns` that expired at least `older_than` ago.
   // Returns how many. kBadRequest for a negative age.
   Result<std::size_t> PurgeExpired(Time now, std::string_view ns,
@@ -608,18 +621,22 @@ class Engine {
   // Commit checks again, against the state the transaction's earlier writes
   // leave: an insert still needs a key without a record; a save or delete
   // needs the record and the very lease it was staged under (same fence:
-  // renewed is fine; expired, broken, checked in or taken again is not),
-  // and a save's if_version must equal the version at that point.
+  // renewed is fine; expired, broken, checked in or taken again is not; a
+  // fence-only write needs the key not checked out), a save's if_version
+  // must equal the version at that point, and a fenced write's fence may
+  // not be below the write fence at that point.
   //
   // Errors (nothing staged): kSessionNotFound, kNoTransaction,
-  // kTransactionTooLarge, name errors, kBodyTooLarge, kExists, kNotFound.
+  // kTransactionTooLarge, name errors, kBodyTooLarge, kExists, kNotFound,
+  // kStaleFence.
   Result<StageOutcome> StageInsert(Time now, SessionId session, RecordKey key,
-                                   std::string_view body);
+                                   std::string_view body, Fence fence = 0);
   Result<StageOutcome> StageSave(Time now, SessionId session, RecordKey key,
                                  LeaseProof proof, std::string_view body,
-                                 std::optional<std::uint64_t> if_version);
+                                 std::optional<std::uint64_t> if_version,
+                                 Fence fence = 0);
   Result<StageOutcome> StageDelete(Time now, SessionId session, RecordKey key,
-                                   LeaseProof proof);
+                                   LeaseProof proof, Fence fence = 0);
 
   // --- Idempotent operations (docs/outbox.md) -------------------------------
   // Both need the session's open transaction (kNoTransaction), and refuse

@@ -28,6 +28,10 @@ struct KeyRow {
   std::string token;
   std::optional<Time> lock_expires_at;
   Fence fence = 0;  // of the latest checkout grant
+  // The highest fence a write of this key carried (0: none). It outlives
+  // the record: a key whose only state is this is a fenced delete's
+  // tombstone, refusing older fences for ever.
+  Fence write_fence = 0;
 
   friend bool operator==(const KeyRow&, const KeyRow&) = default;
 };
@@ -109,7 +113,8 @@ struct JournalEntry {
   enum class Kind : std::uint8_t {
     kPutKey,         // insert or replace `row`
     kPutLease,       // set only the lease columns of `row` (creating the key
-                     // without a record if it is new); body is not carried
+                     // without a record if it is new); body and
+                     // write_fence are not carried
     kDeleteKey,      // remove (row.ns, row.key)
     kReserveFences,  // fences up to `fences_reserved` may be handed out
     kPutOperation,   // insert or replace `operation`

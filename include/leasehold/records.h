@@ -40,7 +40,8 @@ struct RecordView {
   std::string locked_by;  // empty: no owner (never checked out, or released)
   std::optional<Time> lock_expires_at;
   LeaseState state = LeaseState::kFree;  // locked while now < lock_expires_at
-  Fence fence = 0;
+  Fence fence = 0;                       // of the latest checkout grant
+  Fence write_fence = 0;  // the highest fence a write carried; 0: none
 };
 
 struct RecordPage {

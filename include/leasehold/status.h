@@ -49,6 +49,10 @@ enum class StatusCode {
   kWrongKind,
   // A semaphore in use was asked for with another limit.
   kLimitMismatch,
+  // A record write carried a fence lower than one that has already written
+  // the record: its writer's lock was taken over (docs/api.md, "Fenced
+  // writes").
+  kStaleFence,
   kInternal,
 };
 

@@ -17,10 +17,12 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 
 #include "leasehold/client.h"
+#include "leasehold/records.h"
 
 namespace leasehold::testing {
 
@@ -30,6 +32,10 @@ struct TestServerOptions {
   std::chrono::milliseconds default_session_ttl{30'000};
   // Threads that run HTTP and the engine, as serve's io_threads.
   int io_threads = 2;
+  // Options of namespaces by name, as serve's config "namespaces" (e.g.
+  // {.lock_delay = 15s} to test a lost lock held back, or
+  // {.require_token = true}); every other namespace has the defaults.
+  std::map<std::string, NamespaceOptions> namespaces;
 };
 
 // A running server. Starting it takes a few milliseconds; destroying it

@@ -59,7 +59,7 @@ int ReportError(const client::Error& error, const ClientFlags& flags) {
     std::cerr << "leasehold: " << error.code << ": " << error.message << "\n";
   }
   const bool refusal = error.code == "exists" || error.code == "not_found" ||
-                       error.code == "not_held";
+                       error.code == "not_held" || error.code == "stale_fence";
   return refusal ? kExitRefused : kExitFailed;
 }
 

@@ -22,6 +22,7 @@ struct RecordFlags {
   std::string older_than = "0";
   int limit = 0;
   std::int64_t if_version = -1;
+  std::uint64_t fence = 0;  // a fenced write's; 0: none
 };
 
 struct Rendered {
@@ -65,7 +66,18 @@ std::optional<std::string> Body(const RecordFlags& f) {
   return text.str();
 }
 
-client::Proof ProofOf(const RecordFlags& f) { return {f.owner, f.token}; }
+client::Proof ProofOf(const RecordFlags& f) {
+  return {f.owner, f.token, f.fence};
+}
+
+// --fence N on put, save and delete (docs/api.md, "Fenced writes").
+void AddFenceOption(CLI::App* cmd, RecordFlags& f) {
+  cmd->add_option("--fence", f.fence,
+                  "a fenced write: the fence of a lock or semaphore grant you "
+                  "hold; refused (stale_fence) once a higher fence has "
+                  "written the record")
+      ->check(CLI::PositiveNumber);
+}
 
 // `outcome`, having read the server's clock into `now` when its words will
 // say how long a lease has left (the call succeeded, and no --json).
@@ -116,10 +128,13 @@ void AddKeyCommand(
   }
   if (more) more(cmd, *f);
   cmd->callback([f, &code, run, proof, name] {
-    if (proof && f->owner.empty() && f->token.empty() &&
-        std::string(name) != "checkout") {
+    const std::string command = name;
+    if (proof && f->owner.empty() && f->token.empty() && f->fence == 0 &&
+        command != "checkout") {
       std::cerr << "leasehold: " << name
-                << " needs --owner NAME or --token TOKEN\n";
+                << (command == "checkin"
+                        ? " needs --owner NAME or --token TOKEN\n"
+                        : " needs --owner NAME, --token TOKEN or --fence N\n");
       code = kExitUsage;
       return;
     }
@@ -130,41 +145,45 @@ void AddKeyCommand(
 }  // namespace
 
 void AddRecordCommands(CLI::App& app, int& code) {
-  AddKeyCommand(app, code, "put", "Create a record (refused if the key exists)",
-                false, true, [](const RecordFlags& f) {
-                  auto text = Body(f);
-                  if (!text) return static_cast<int>(kExitFailed);
-                  return Exchange(
-                      f.client,
-                      [&](client::Client& c, json::value* a) {
-                        return c.Put(f.client.ns, f.key, *text, a);
-                      },
-                      [&](std::int64_t version) {
-                        return Rendered{kExitOk, "created " + f.key +
-                                                     ", version " +
-                                                     std::to_string(version)};
-                      });
-                });
+  AddKeyCommand(
+      app, code, "put", "Create a record (refused if the key exists)", false,
+      true,
+      [](const RecordFlags& f) {
+        auto text = Body(f);
+        if (!text) return static_cast<int>(kExitFailed);
+        return Exchange(
+            f.client,
+            [&](client::Client& c, json::value* a) {
+              return c.Put(f.client.ns, f.key, *text, f.fence, a);
+            },
+            [&](std::int64_t version) {
+              return Rendered{kExitOk, "created " + f.key + ", version " +
+                                           std::to_string(version)};
+            });
+      },
+      AddFenceOption);
 
-  AddKeyCommand(app, code, "get", "Show a record and who holds it", false,
-                false, [](const RecordFlags& f) {
-                  Time now{};
-                  return Exchange(
-                      f.client,
-                      [&](client::Client& c, json::value* a) {
-                        return NoteServerNow(c.Get(f.client.ns, f.key, a), c,
-                                             f.client, now);
-                      },
-                      [&](const client::RecordInfo& r) {
-                        std::string text = r.key + "  " + Holder(r, now) +
-                                           "  version " +
-                                           std::to_string(r.version) +
-                                           "  fence " + std::to_string(r.fence);
-                        if (!r.body.value_or("").empty())
-                          text += "\n" + *r.body;
-                        return Rendered{kExitOk, text};
-                      });
-                });
+  AddKeyCommand(
+      app, code, "get", "Show a record and who holds it", false, false,
+      [](const RecordFlags& f) {
+        Time now{};
+        return Exchange(
+            f.client,
+            [&](client::Client& c, json::value* a) {
+              return NoteServerNow(c.Get(f.client.ns, f.key, a), c, f.client,
+                                   now);
+            },
+            [&](const client::RecordInfo& r) {
+              std::string text = r.key + "  " + Holder(r, now) + "  version " +
+                                 std::to_string(r.version) + "  fence " +
+                                 std::to_string(r.fence);
+              if (r.write_fence != 0) {
+                text += "  write fence " + std::to_string(r.write_fence);
+              }
+              if (!r.body.value_or("").empty()) text += "\n" + *r.body;
+              return Rendered{kExitOk, text};
+            });
+      });
 
   AddKeyCommand(
       app, code, "checkout",
@@ -227,6 +246,7 @@ void AddRecordCommands(CLI::App& app, int& code) {
       [](CLI::App* cmd, RecordFlags& f) {
         cmd->add_option("--if-version", f.if_version,
                         "save only if the record is at this version");
+        AddFenceOption(cmd, f);
       });
 
   AddKeyCommand(app, code, "checkin", "Give a checkout back", true, false,
@@ -241,17 +261,19 @@ void AddRecordCommands(CLI::App& app, int& code) {
                       });
                 });
 
-  AddKeyCommand(app, code, "delete", "Delete a record under your lease", true,
-                false, [](const RecordFlags& f) {
-                  return Exchange(
-                      f.client,
-                      [&](client::Client& c, json::value* a) {
-                        return c.Delete(f.client.ns, f.key, ProofOf(f), a);
-                      },
-                      [&](const client::WriteOutcome& w) {
-                        return Refusal(w, f, "deleted " + f.key);
-                      });
-                });
+  AddKeyCommand(
+      app, code, "delete", "Delete a record under your lease", true, false,
+      [](const RecordFlags& f) {
+        return Exchange(
+            f.client,
+            [&](client::Client& c, json::value* a) {
+              return c.Delete(f.client.ns, f.key, ProofOf(f), a);
+            },
+            [&](const client::WriteOutcome& w) {
+              return Refusal(w, f, "deleted " + f.key);
+            });
+      },
+      AddFenceOption);
 
   AddKeyCommand(
       app, code, "break", "Force a checkout free (administrators)", false,

@@ -285,8 +285,11 @@ std::string SemaphoreReleaseBody(std::string_view session,
   return body.Str("owner", owner).Str("principal", principal).Done();
 }
 
-std::string PutBody(std::string_view body) {
-  return Body().Str("body", body).Done();
+std::string PutBody(std::string_view body, std::uint64_t fence) {
+  Body out;
+  out.Str("body", body);
+  if (fence != 0) out.Raw("fence", std::to_string(fence));
+  return out.Done();
 }
 
 std::string CheckoutBody(const CheckoutOptions& options) {
@@ -299,8 +302,13 @@ std::string CheckoutBody(const CheckoutOptions& options) {
 namespace {
 
 Body& AddProof(Body& body, const Proof& proof) {
-  if (!proof.token.empty()) return body.Str("token", proof.token);
-  return body.Str("owner", proof.owner);
+  if (!proof.token.empty()) {
+    body.Str("token", proof.token);
+  } else if (!proof.owner.empty() || proof.fence == 0) {
+    body.Str("owner", proof.owner);
+  }
+  if (proof.fence != 0) body.Raw("fence", std::to_string(proof.fence));
+  return body;
 }
 
 }  // namespace
@@ -611,6 +619,7 @@ RecordInfo RecordFrom(AnswerReader& r) {
   rec.lock_expires_at = r.OptionalString("lock_expires_at");
   rec.state = r.String("state");
   rec.fence = r.UintOr("fence", 0);
+  rec.write_fence = r.UintOr("write_fence", 0);
   return rec;
 }
 

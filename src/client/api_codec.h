@@ -95,10 +95,11 @@ std::string SemaphoreReleaseBody(std::string_view session,
                                  std::string_view owner, std::int64_t permits,
                                  std::string_view principal);
 // PUT /v1/records/{ns}/{key}
-std::string PutBody(std::string_view body);
+std::string PutBody(std::string_view body, std::uint64_t fence = 0);
 // POST /v1/records/{ns}/{key}/checkout
 std::string CheckoutBody(const CheckoutOptions& options);
-// The holder's proof alone: checkin and delete ({"token"} or {"owner"}).
+// The holder's proof alone: checkin and delete ({"token"} or {"owner"},
+// and a delete's "fence").
 std::string ProofBody(const Proof& proof);
 // POST /v1/records/{ns}/{key}/save: the proof, the text, the version the
 // caller expects (if any).

@@ -10,10 +10,12 @@ namespace json = boost::json;
 using api::RecordPath;
 
 Result<std::int64_t> Client::Put(std::string_view ns, std::string_view key,
-                                 std::string_view body, json::value* answer) {
-  return Parsed(impl_->Call("PUT", RecordPath(ns, key), api::PutBody(body), {},
-                            impl_->options().io_timeout, Retry::kRefused),
-                answer, api::ParsePutAnswer);
+                                 std::string_view body, std::uint64_t fence,
+                                 json::value* answer) {
+  return Parsed(
+      impl_->Call("PUT", RecordPath(ns, key), api::PutBody(body, fence), {},
+                  impl_->options().io_timeout, Retry::kRefused),
+      answer, api::ParsePutAnswer);
 }
 
 Result<RecordInfo> Client::Get(std::string_view ns, std::string_view key,
@@ -66,8 +68,9 @@ Result<WriteOutcome> Client::Save(std::string_view ns, std::string_view key,
 Result<WriteOutcome> Client::Checkin(std::string_view ns, std::string_view key,
                                      const Proof& proof, json::value* answer) {
   return Parsed(
-      impl_->Call("POST", RecordPath(ns, key, "checkin"), api::ProofBody(proof),
-                  {412, 423}, impl_->options().io_timeout, Retry::kRefused),
+      impl_->Call("POST", RecordPath(ns, key, "checkin"),
+                  api::ProofBody({proof.owner, proof.token}), {412, 423},
+                  impl_->options().io_timeout, Retry::kRefused),
       answer, api::ParseCheckinAnswer);
 }
 

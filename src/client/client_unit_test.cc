@@ -120,8 +120,16 @@ TEST(Bodies, CarryTheDocumentedFields) {
                  "timeout_ms":-1,"principal":"public"})"));
   EXPECT_EQ(Json(api::AcquireAllBody("s1", {}, {})).at("locks"),
             boost::json::array());
-  EXPECT_EQ(Json(api::PutBody("line\n\"quoted\"")),
+  EXPECT_EQ(Json(api::PutBody("line\n\"quoted\"", 0)),
             Json(R"({"body":"line\n\"quoted\""})"));
+  EXPECT_EQ(Json(api::PutBody("b", 18'446'744'073'709'551'615u)),
+            Json(R"({"body":"b","fence":18446744073709551615})"));
+  // A fence alone is the proof; never an empty owner beside it.
+  EXPECT_EQ(Json(api::ProofBody({.fence = 7})), Json(R"({"fence":7})"));
+  EXPECT_EQ(Json(api::ProofBody({.token = "t", .fence = 7})),
+            Json(R"({"token":"t","fence":7})"));
+  EXPECT_EQ(Json(api::SaveBody({.owner = "Asha", .fence = 7}, "x", 3)),
+            Json(R"({"owner":"Asha","body":"x","fence":7,"if_version":3})"));
   EXPECT_EQ(Json(api::PurgeBody(Milliseconds(250))),
             Json(R"({"older_than_ms":250})"));
   EXPECT_EQ(Json(api::BeginOperationBody("s1")), Json(R"({"session":"s1"})"));

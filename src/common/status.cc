@@ -54,6 +54,8 @@ std::string_view StatusCodeName(StatusCode code) {
       return "wrong_kind";
     case StatusCode::kLimitMismatch:
       return "limit_mismatch";
+    case StatusCode::kStaleFence:
+      return "stale_fence";
     case StatusCode::kInternal:
       return "internal";
   }

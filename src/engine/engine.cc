@@ -930,8 +930,8 @@ void Engine::SetNamespaceOptions(std::string_view ns, NamespaceOptions o) {
 }
 
 Result<std::uint64_t> Engine::InsertRecord(Time now, RecordKey key,
-                                           std::string_view body) {
-  return units_->records.Insert(units_->Advance(now), key, body);
+                                           std::string_view body, Fence fence) {
+  return units_->records.Insert(units_->Advance(now), key, body, fence);
 }
 
 Result<RecordView> Engine::GetRecord(Time now, RecordKey key) {
@@ -948,9 +948,10 @@ Result<CheckoutOutcome> Engine::Checkout(Time now, const CheckoutRequest& r) {
 
 Result<WriteOutcome> Engine::Save(Time now, RecordKey key, LeaseProof proof,
                                   std::string_view body,
-                                  std::optional<std::uint64_t> if_version) {
+                                  std::optional<std::uint64_t> if_version,
+                                  Fence fence) {
   return units_->records.Save(units_->Advance(now), key, proof, body,
-                              if_version);
+                              if_version, fence);
 }
 
 Result<WriteOutcome> Engine::Checkin(Time now, RecordKey key,
@@ -959,8 +960,8 @@ Result<WriteOutcome> Engine::Checkin(Time now, RecordKey key,
 }
 
 Result<WriteOutcome> Engine::DeleteRecord(Time now, RecordKey key,
-                                          LeaseProof proof) {
-  return units_->records.Delete(units_->Advance(now), key, proof);
+                                          LeaseProof proof, Fence fence) {
+  return units_->records.Delete(units_->Advance(now), key, proof, fence);
 }
 
 Result<std::size_t> Engine::PurgeExpired(Time now, std::string_view ns,
@@ -976,18 +977,20 @@ Result<bool> Engine::BreakCheckout(Time now, RecordKey key) {
 // -----------------------------------------------------
 
 Result<StageOutcome> Engine::StageInsert(Time now, SessionId s, RecordKey key,
-                                         std::string_view body) {
+                                         std::string_view body, Fence fence) {
   StagedRecordWrite w;
   w.kind = StagedWriteKind::kInsert;
   w.ns = key.ns;
   w.key = key.key;
   w.body = body;
+  w.fence = fence;
   return units_->StageRecordWrite(now, s, std::move(w));
 }
 
-Result<StageOutcome> Engine::StageSave(
-    Time now, SessionId s, RecordKey key, LeaseProof proof,
-    std::string_view body, std::optional<std::uint64_t> if_version) {
+Result<StageOutcome> Engine::StageSave(Time now, SessionId s, RecordKey key,
+                                       LeaseProof proof, std::string_view body,
+                                       std::optional<std::uint64_t> if_version,
+                                       Fence fence) {
   StagedRecordWrite w;
   w.kind = StagedWriteKind::kSave;
   w.ns = key.ns;
@@ -996,17 +999,19 @@ Result<StageOutcome> Engine::StageSave(
   w.owner = proof.owner;
   w.token = proof.token;
   w.if_version = if_version;
+  w.fence = fence;
   return units_->StageRecordWrite(now, s, std::move(w));
 }
 
 Result<StageOutcome> Engine::StageDelete(Time now, SessionId s, RecordKey key,
-                                         LeaseProof proof) {
+                                         LeaseProof proof, Fence fence) {
   StagedRecordWrite w;
   w.kind = StagedWriteKind::kDelete;
   w.ns = key.ns;
   w.key = key.key;
   w.owner = proof.owner;
   w.token = proof.token;
+  w.fence = fence;
   return units_->StageRecordWrite(now, s, std::move(w));
 }
 
@@ -1133,7 +1138,7 @@ Result<OutboxSummary> Engine::GetOutbox(Time now, std::string_view ns,
 
 Status Engine::RestoreKey(Time now, KeyRow&& row) {
   if (units_->started) return RestoreTooLate();
-  units_->fences.Restore(row.fence);
+  units_->fences.Restore(std::max(row.fence, row.write_fence));
   return units_->records.RestoreKey(now, std::move(row));
 }
 

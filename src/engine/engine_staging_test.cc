@@ -117,6 +117,7 @@ void Fold(const JournalBatch& batch, DurableState& state) {
       row.body = it->body;
       row.has_record = it->has_record;
       row.version = it->version;
+      row.write_fence = it->write_fence;
     }
     if (it == state.rows.end()) {
       state.rows.push_back(std::move(row));

@@ -1,5 +1,6 @@
 #include "engine/record_table.h"
 
+#include <algorithm>
 #include <cassert>
 
 namespace leasehold::engine {
@@ -58,19 +59,44 @@ Status RecordTable::ValidateBody(std::string_view body) const {
                     " bytes; the limit is " + std::to_string(max_body_bytes_));
 }
 
-Status RecordTable::ValidateProof(LeaseProof proof) {
+Status RecordTable::ValidateProof(LeaseProof proof, Fence fence) {
   if (proof.owner.empty() && proof.token.empty()) {
+    if (fence != 0) return Status::Ok();
     return Status(StatusCode::kBadRequest,
-                  "give the lease's token, or the owner name");
+                  "give the lease's token, the owner name, or a fence");
   }
   if (!proof.token.empty()) return ValidateName(proof.token, "token");
   return ValidateName(proof.owner, "owner");
+}
+
+Status RecordTable::ValidateFence(Fence fence) const {
+  // A fence from the future would refuse every real holder's writes.
+  if (fence <= fences_->last()) return Status::Ok();
+  return Status(StatusCode::kBadRequest,
+                "fence " + std::to_string(fence) +
+                    " was never handed out (the highest so far is " +
+                    std::to_string(fences_->last()) +
+                    "); pass the fence of a grant you hold");
+}
+
+Status RecordTable::CheckFence(const KeyState& k, Fence fence, RecordKey key) {
+  if (fence == 0 || fence >= k.write_fence) return Status::Ok();
+  return Status(StatusCode::kStaleFence,
+                "fence " + std::to_string(fence) + " is older than fence " +
+                    std::to_string(k.write_fence) +
+                    ", which has written key \"" + std::string(key.key) +
+                    "\" in namespace \"" + std::string(key.ns) +
+                    "\": the lock this fence came from has been taken over");
 }
 
 RefusalReason RecordTable::CheckHolder(const Namespace& ns, const KeyState& k,
                                        LeaseProof proof, Time now) {
   if (proof.token.empty() && ns.options.require_token) {
     return RefusalReason::kTokenRequired;
+  }
+  if (proof.owner.empty() && proof.token.empty()) {  // fence-only
+    return k.expires && now < *k.expires ? RefusalReason::kNotOwner
+                                         : RefusalReason::kNone;
   }
   if (!k.expires) return RefusalReason::kNotOwner;
   const bool matches = !proof.token.empty() ? proof.token == k.token
@@ -81,9 +107,10 @@ RefusalReason RecordTable::CheckHolder(const Namespace& ns, const KeyState& k,
 }
 
 Result<std::uint64_t> RecordTable::Insert(Time now, RecordKey key,
-                                          std::string_view body) {
+                                          std::string_view body, Fence fence) {
   if (Status st = ValidateKey(key); !st.ok()) return std::unexpected(st);
   if (Status st = ValidateBody(body); !st.ok()) return std::unexpected(st);
+  if (Status st = ValidateFence(fence); !st.ok()) return std::unexpected(st);
   Found f = FindOrCreateNamespace(key.ns);
   auto [it, inserted] = f.ns->keys.try_emplace(std::string(key.key));
   KeyState& k = it->second;
@@ -91,10 +118,15 @@ Result<std::uint64_t> RecordTable::Insert(Time now, RecordKey key,
     return Error(StatusCode::kExists,
                  "key \"" + std::string(key.key) + "\" already has a record");
   }
+  // Only a key kept before this call can carry a write fence.
+  if (Status st = CheckFence(k, fence, key); !st.ok()) {
+    return std::unexpected(st);
+  }
   if (inserted) ++key_count_;
   k.has_record = true;
   k.body = body;
   k.version = 1;
+  k.write_fence = std::max(k.write_fence, fence);
   JournalPut(*f.ns_name, it->first, k, JournalEntry::Kind::kPutKey);
   Emit(EventType::kRecordInserted, now, key.ns, key.key, k);
   return k.version;
@@ -184,11 +216,14 @@ Result<CheckoutOutcome> RecordTable::Checkout(Time now,
 }
 
 Result<RecordTable::Found> RecordTable::FindHeld(Time now, RecordKey key,
-                                                 LeaseProof proof,
+                                                 LeaseProof proof, Fence fence,
                                                  bool need_record,
                                                  RefusalReason& refusal) {
   if (Status st = ValidateKey(key); !st.ok()) return std::unexpected(st);
-  if (Status st = ValidateProof(proof); !st.ok()) return std::unexpected(st);
+  if (Status st = ValidateProof(proof, fence); !st.ok()) {
+    return std::unexpected(st);
+  }
+  if (Status st = ValidateFence(fence); !st.ok()) return std::unexpected(st);
   Found f = Find(key);
   if (f.ns == nullptr || f.it == f.ns->keys.end() ||
       (need_record && !f.it->second.has_record)) {
@@ -198,21 +233,26 @@ Result<RecordTable::Found> RecordTable::FindHeld(Time now, RecordKey key,
   return f;
 }
 
-Result<WriteOutcome> RecordTable::Save(
-    Time now, RecordKey key, LeaseProof proof, std::string_view body,
-    std::optional<std::uint64_t> if_version) {
+Result<WriteOutcome> RecordTable::Save(Time now, RecordKey key,
+                                       LeaseProof proof, std::string_view body,
+                                       std::optional<std::uint64_t> if_version,
+                                       Fence fence) {
   if (Status st = ValidateBody(body); !st.ok()) return std::unexpected(st);
   RefusalReason refusal = RefusalReason::kNone;
-  auto held = FindHeld(now, key, proof, /*need_record=*/true, refusal);
+  auto held = FindHeld(now, key, proof, fence, /*need_record=*/true, refusal);
   if (!held) return std::unexpected(held.error());
   if (refusal != RefusalReason::kNone) return Refused(refusal);
   Found& f = *held;
   KeyState& k = f.it->second;
+  if (Status st = CheckFence(k, fence, key); !st.ok()) {
+    return std::unexpected(st);
+  }
   if (if_version && *if_version != k.version) {
     return Refused(RefusalReason::kVersionMismatch);
   }
   k.body = body;
   ++k.version;
+  k.write_fence = std::max(k.write_fence, fence);
   JournalPut(*f.ns_name, f.it->first, k, JournalEntry::Kind::kPutKey);
   Emit(EventType::kRecordSaved, now, key.ns, key.key, k);
   WriteOutcome out;
@@ -224,7 +264,12 @@ Result<WriteOutcome> RecordTable::Save(
 Result<WriteOutcome> RecordTable::Checkin(Time now, RecordKey key,
                                           LeaseProof proof) {
   RefusalReason refusal = RefusalReason::kNone;
-  auto held = FindHeld(now, key, proof, /*need_record=*/false, refusal);
+  if (proof.owner.empty() && proof.token.empty()) {
+    return Error(StatusCode::kBadRequest,
+                 "give the lease's token, or the owner name");
+  }
+  auto held =
+      FindHeld(now, key, proof, /*fence=*/0, /*need_record=*/false, refusal);
   if (!held) return std::unexpected(held.error());
   if (refusal != RefusalReason::kNone) return Refused(refusal);
   ClearLease(*held->ns, *held->ns_name, held->it, now);
@@ -234,18 +279,19 @@ Result<WriteOutcome> RecordTable::Checkin(Time now, RecordKey key,
 }
 
 Result<WriteOutcome> RecordTable::Delete(Time now, RecordKey key,
-                                         LeaseProof proof) {
+                                         LeaseProof proof, Fence fence) {
   RefusalReason refusal = RefusalReason::kNone;
-  auto held = FindHeld(now, key, proof, /*need_record=*/true, refusal);
+  auto held = FindHeld(now, key, proof, fence, /*need_record=*/true, refusal);
   if (!held) return std::unexpected(held.error());
   if (refusal != RefusalReason::kNone) return Refused(refusal);
   Found& f = *held;
   KeyState& k = f.it->second;
+  if (Status st = CheckFence(k, fence, key); !st.ok()) {
+    return std::unexpected(st);
+  }
+  k.write_fence = std::max(k.write_fence, fence);
   Emit(EventType::kRecordDeleted, now, key.ns, key.key, k);
-  SetLease(*f.ns_name, f.it->first, k, std::nullopt);
-  JournalDelete(*f.ns_name, f.it->first);
-  f.ns->keys.erase(f.it);
-  --key_count_;
+  DeleteKey(*f.ns, *f.ns_name, f.it);
   WriteOutcome out;
   out.done = true;
   return out;
@@ -294,11 +340,19 @@ Result<RefusalReason> RecordTable::CheckStage(Time now, StagedRecordWrite& w) {
   if (w.kind == StagedWriteKind::kInsert) {
     if (Status st = ValidateKey(key); !st.ok()) return std::unexpected(st);
     if (Status st = ValidateBody(w.body); !st.ok()) return std::unexpected(st);
+    if (Status st = ValidateFence(w.fence); !st.ok()) {
+      return std::unexpected(st);
+    }
     Found f = Find(key);
-    if (f.ns != nullptr && f.it != f.ns->keys.end() &&
-        f.it->second.has_record) {
+    if (f.ns == nullptr || f.it == f.ns->keys.end()) {
+      return RefusalReason::kNone;
+    }
+    if (f.it->second.has_record) {
       return Error(StatusCode::kExists,
                    "key \"" + w.key + "\" already has a record");
+    }
+    if (Status st = CheckFence(f.it->second, w.fence, key); !st.ok()) {
+      return std::unexpected(st);
     }
     return RefusalReason::kNone;
   }
@@ -306,15 +360,34 @@ Result<RefusalReason> RecordTable::CheckStage(Time now, StagedRecordWrite& w) {
     if (Status st = ValidateBody(w.body); !st.ok()) return std::unexpected(st);
   }
   RefusalReason refusal = RefusalReason::kNone;
-  auto held = FindHeld(now, key, w.proof(), /*need_record=*/true, refusal);
+  auto held =
+      FindHeld(now, key, w.proof(), w.fence, /*need_record=*/true, refusal);
   if (!held) return std::unexpected(held.error());
-  if (refusal == RefusalReason::kNone) w.fence = held->it->second.fence;
-  return refusal;
+  if (refusal != RefusalReason::kNone) return refusal;
+  const KeyState& k = held->it->second;
+  if (Status st = CheckFence(k, w.fence, key); !st.ok()) {
+    return std::unexpected(st);
+  }
+  w.lease_fence = w.fence_only() ? 0 : k.fence;
+  return RefusalReason::kNone;
 }
 
 std::optional<std::string> RecordTable::CheckStagedLease(
     Time now, const Namespace& ns, const KeyState* k,
     const StagedRecordWrite& w) {
+  if (w.fence_only()) {
+    if (k == nullptr) return std::nullopt;
+    switch (CheckHolder(ns, *k, w.proof(), now)) {
+      case RefusalReason::kNone:
+        return std::nullopt;
+      case RefusalReason::kTokenRequired:
+        return std::string(
+            "token_required: the namespace now refuses proof without a "
+            "token");
+      default:
+        return "not_owner: \"" + k->locked_by + "\" has checked the key out";
+    }
+  }
   if (k == nullptr || !k->expires) {
     return "lease_lost: the lease it was staged under was checked in, "
            "broken or purged";
@@ -331,10 +404,10 @@ std::optional<std::string> RecordTable::CheckStagedLease(
     case RefusalReason::kVersionMismatch:
       return "not_owner: \"" + k->locked_by + "\" holds the key's lease now";
   }
-  if (k->fence != w.fence) {
+  if (k->fence != w.lease_fence) {
     return "lease_lost: the key was checked out again (fence " +
            std::to_string(k->fence) + ") after the write was staged under " +
-           "fence " + std::to_string(w.fence);
+           "fence " + std::to_string(w.lease_fence);
   }
   return std::nullopt;
 }
@@ -350,26 +423,37 @@ std::optional<std::string> RecordTable::CommitCheck::Check(
     p.has_record = k->has_record;
     p.version = k->version;
     p.lease = k->expires.has_value();
+    p.write_fence = k->write_fence;
   }
+  const auto stale = [&]() -> std::optional<std::string> {
+    if (w.fence == 0 || w.fence >= p.write_fence) return std::nullopt;
+    return "stale_fence: fence " + std::to_string(w.fence) +
+           " is older than fence " + std::to_string(p.write_fence) +
+           ", which wrote the key after this write was staged";
+  };
   if (w.kind == StagedWriteKind::kInsert) {
     if (p.has_record) {
       return std::string(
           "exists: the key has a record, inserted after the insert was "
           "staged");
     }
+    if (auto why = stale()) return why;
     p.has_record = true;
     p.version = 1;
+    p.write_fence = std::max(p.write_fence, w.fence);
     return std::nullopt;
   }
   if (!p.has_record) {
     return std::string("not_found: the key no longer has a record");
   }
-  if (f.ns == nullptr || !p.lease) {
+  if (f.ns == nullptr || (!p.lease && !w.fence_only())) {
     return std::string(
         "lease_lost: an earlier write of this transaction deleted the key "
         "and its lease");
   }
   if (auto why = CheckStagedLease(now, *f.ns, k, w)) return why;
+  if (auto why = stale()) return why;
+  p.write_fence = std::max(p.write_fence, w.fence);
   if (w.kind == StagedWriteKind::kSave) {
     if (w.if_version && *w.if_version != p.version) {
       return "version_mismatch: if_version is " +
@@ -379,7 +463,8 @@ std::optional<std::string> RecordTable::CommitCheck::Check(
     ++p.version;
     return std::nullopt;
   }
-  p = Projected{};  // deleted: neither record nor lease
+  // Deleted: neither record nor lease; the write fence stays.
+  p = Projected{.write_fence = p.write_fence};
   return std::nullopt;
 }
 
@@ -388,19 +473,19 @@ AppliedWrite RecordTable::ApplyStaged(Time now, const StagedRecordWrite& w) {
   const RecordKey key{w.ns, w.key};
   switch (w.kind) {
     case StagedWriteKind::kInsert: {
-      auto r = Insert(now, key, w.body);
+      auto r = Insert(now, key, w.body, w.fence);
       assert(r.has_value());  // CommitCheck passed it
       out.version = r.value_or(0);
       break;
     }
     case StagedWriteKind::kSave: {
-      auto r = Save(now, key, w.proof(), w.body, w.if_version);
+      auto r = Save(now, key, w.proof(), w.body, w.if_version, w.fence);
       assert(r.has_value() && r->done);
       out.version = r ? r->version : 0;
       break;
     }
     case StagedWriteKind::kDelete: {
-      [[maybe_unused]] auto r = Delete(now, key, w.proof());
+      [[maybe_unused]] auto r = Delete(now, key, w.proof(), w.fence);
       assert(r.has_value() && r->done);
       break;
     }
@@ -414,10 +499,10 @@ AppliedWrite RecordTable::ApplyStaged(Time now, const StagedRecordWrite& w) {
 
 Status RecordTable::RestoreKey(Time now, KeyRow&& row) {
   if (Status st = ValidateKey({row.ns, row.key}); !st.ok()) return st;
-  if (!row.has_record && !row.lock_expires_at) {
-    return Status(
-        StatusCode::kBadRequest,
-        "stored key \"" + row.key + "\" has neither record nor lease");
+  if (!row.has_record && !row.lock_expires_at && row.write_fence == 0) {
+    return Status(StatusCode::kBadRequest,
+                  "stored key \"" + row.key +
+                      "\" has neither record, lease nor write fence");
   }
   Found& f = last_restored_;
   if (f.ns == nullptr || *f.ns_name != row.ns) {
@@ -442,6 +527,7 @@ Status RecordTable::RestoreKey(Time now, KeyRow&& row) {
   k.locked_by = std::move(row.locked_by);
   k.token = std::move(row.token);
   k.fence = row.fence;
+  k.write_fence = row.write_fence;
   if (row.lock_expires_at && now < *row.lock_expires_at) {
     SetLease(*f.ns_name, it->first, k, row.lock_expires_at);
   } else {
@@ -481,13 +567,33 @@ void RecordTable::ClearLease(Namespace& ns, const std::string& ns_name,
   SetLease(ns_name, it->first, k, std::nullopt);
   k.locked_by.clear();
   k.token.clear();
-  if (k.has_record) {
+  // A tombstone's write fence keeps the key too.
+  if (k.has_record || k.write_fence != 0) {
     JournalPut(ns_name, it->first, k, JournalEntry::Kind::kPutLease);
     return;
   }
   JournalDelete(ns_name, it->first);
   ns.keys.erase(it);
   --key_count_;
+}
+
+void RecordTable::DeleteKey(Namespace& ns, const std::string& ns_name,
+                            KeyMap::iterator it) {
+  KeyState& k = it->second;
+  SetLease(ns_name, it->first, k, std::nullopt);
+  if (k.write_fence == 0) {
+    JournalDelete(ns_name, it->first);
+    ns.keys.erase(it);
+    --key_count_;
+    return;
+  }
+  // A tombstone: an older fence may not bring the record back.
+  k.has_record = false;
+  k.body.clear();
+  k.version = 0;
+  k.locked_by.clear();
+  k.token.clear();
+  JournalPut(ns_name, it->first, k, JournalEntry::Kind::kPutKey);
 }
 
 void RecordTable::JournalPut(const std::string& ns, const std::string& key,
@@ -503,6 +609,7 @@ void RecordTable::JournalPut(const std::string& ns, const std::string& key,
   e.row.token = k.token;
   e.row.lock_expires_at = k.expires;
   e.row.fence = k.fence;
+  e.row.write_fence = k.write_fence;
   journal_->push_back(std::move(e));
 }
 
@@ -526,6 +633,7 @@ RecordView RecordTable::View(const std::string& key, const KeyState& k,
   v.state =
       k.expires && now < *k.expires ? LeaseState::kLocked : LeaseState::kFree;
   v.fence = k.fence;
+  v.write_fence = k.write_fence;
   return v;
 }
 

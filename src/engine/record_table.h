@@ -30,15 +30,21 @@ class RecordTable {
         deadlines_(deadlines) {}
 
   void SetNamespaceOptions(std::string_view ns, NamespaceOptions options);
-  Result<std::uint64_t> Insert(Time now, RecordKey key, std::string_view body);
+  // `fence` (0: none) is a fenced write's (engine.h, "Fenced writes"):
+  // kBadRequest above every fence handed out, kStaleFence below the key's
+  // write fence; otherwise it becomes the key's write fence if higher.
+  Result<std::uint64_t> Insert(Time now, RecordKey key, std::string_view body,
+                               Fence fence);
   Result<RecordView> Get(Time now, RecordKey key) const;
   Result<RecordPage> List(Time now, const ListRecordsQuery& query) const;
   Result<CheckoutOutcome> Checkout(Time now, const CheckoutRequest& request);
   Result<WriteOutcome> Save(Time now, RecordKey key, LeaseProof proof,
                             std::string_view body,
-                            std::optional<std::uint64_t> if_version);
+                            std::optional<std::uint64_t> if_version,
+                            Fence fence);
   Result<WriteOutcome> Checkin(Time now, RecordKey key, LeaseProof proof);
-  Result<WriteOutcome> Delete(Time now, RecordKey key, LeaseProof proof);
+  Result<WriteOutcome> Delete(Time now, RecordKey key, LeaseProof proof,
+                              Fence fence);
   Result<std::size_t> Purge(Time now, std::string_view ns,
                             std::chrono::milliseconds older_than);
   Result<bool> Break(Time now, RecordKey key);
@@ -47,8 +53,9 @@ class RecordTable {
   // Validates `w` against the committed state as far as it can be before
   // commit, changing nothing. Errors: names, kBodyTooLarge, kExists (insert
   // of a key with a record), kNotFound (save or delete without a record).
-  // For a save or delete, returns the refusal when the proof holds no
-  // unexpired lease, else kNone and sets w.fence to the lease's fence.
+  // kStaleFence for a fence below the key's write fence. For a save or
+  // delete, returns the refusal when the proof holds no unexpired lease,
+  // else kNone and sets w.lease_fence to the lease's fence.
   Result<RefusalReason> CheckStage(Time now, StagedRecordWrite& w);
 
   // The commit-time check of one transaction's record writes, in staging
@@ -67,6 +74,7 @@ class RecordTable {
       bool has_record = false;
       std::uint64_t version = 0;
       bool lease = false;  // false once a delete took it away
+      Fence write_fence = 0;
     };
     RecordTable& table_;
     std::map<std::pair<std::string, std::string>, Projected> changed_;
@@ -102,6 +110,7 @@ class RecordTable {
     std::optional<Time> expires;
     Fence fence = 0;
     std::uint64_t lease_id = 0;  // of the unexpired lease's deadline
+    Fence write_fence = 0;       // the highest fence a write carried
   };
   using KeyMap = std::map<std::string, KeyState, std::less<>>;
 
@@ -124,12 +133,22 @@ class RecordTable {
   // For Save, Checkin and Delete: the key, after validating the request.
   // An error when the key is unknown (or has no record and `need_record`);
   // `refusal` says whether `proof` holds an unexpired lease on it.
-  Result<Found> FindHeld(Time now, RecordKey key, LeaseProof proof,
+  // A fence-only proof (no owner, no token) holds when nobody has the key
+  // checked out.
+  Result<Found> FindHeld(Time now, RecordKey key, LeaseProof proof, Fence fence,
                          bool need_record, RefusalReason& refusal);
   Found FindOrCreateNamespace(std::string_view ns);
   Status ValidateKey(RecordKey key) const;
   Status ValidateBody(std::string_view body) const;
-  static Status ValidateProof(LeaseProof proof);
+  static Status ValidateProof(LeaseProof proof, Fence fence);
+  // kBadRequest for a fence never handed out.
+  Status ValidateFence(Fence fence) const;
+  // kStaleFence when `fence` is below the write fence of `k`.
+  static Status CheckFence(const KeyState& k, Fence fence, RecordKey key);
+  // Clears a deleted key's record and lease; forgets the key unless it
+  // keeps a write fence (then journaled as a tombstone).
+  void DeleteKey(Namespace& ns, const std::string& ns_name,
+                 KeyMap::iterator it);
   // Commit's check that the lease `w` was staged under still holds: `k` is
   // the key (null when gone), `ns` its namespace.
   static std::optional<std::string> CheckStagedLease(

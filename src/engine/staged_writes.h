@@ -34,9 +34,13 @@ struct StagedRecordWrite {
   std::string owner;  // save, delete: the proof of the lease
   std::string token;
   std::optional<std::uint64_t> if_version;  // save
-  Fence fence = 0;  // save, delete: the fence of the lease when staged
+  // Save, delete: the fence of the lease when staged (0: a fence-only
+  // proof, no lease).
+  Fence lease_fence = 0;
+  Fence fence = 0;  // a fenced write's fence; 0: none
 
   LeaseProof proof() const { return {owner, token}; }
+  bool fence_only() const { return owner.empty() && token.empty(); }
   // The bytes it holds, as counted against the staging limit.
   std::size_t bytes() const {
     return ns.size() + key.size() + body.size() + owner.size() + token.size();

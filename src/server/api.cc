@@ -99,6 +99,7 @@ unsigned HttpStatusFor(StatusCode code) {
     case StatusCode::kTransactionLost:
     case StatusCode::kWrongKind:
     case StatusCode::kLimitMismatch:
+    case StatusCode::kStaleFence:
       return 409;
     case StatusCode::kBodyTooLarge:
     case StatusCode::kTransactionTooLarge:

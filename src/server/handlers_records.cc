@@ -21,6 +21,7 @@ json::object RecordJson(const RecordView& v, bool with_body) {
                  {"lock_expires_at", TimeJson(v.lock_expires_at)},
                  {"state", LeaseStateName(v.state)},
                  {"fence", v.fence},
+                 {"write_fence", v.write_fence},
                  {"has_record", v.has_record}};
   if (with_body) o["body"] = v.has_record ? json::value(v.body) : nullptr;
   return o;
@@ -42,6 +43,19 @@ Result<Proof> ProofFrom(const Fields& f) {
   p.owner = owner->value_or("");
   p.token = token->value_or("");
   return p;
+}
+
+// A fenced write's "fence" (docs/api.md, "Fenced writes"); 0 when absent.
+Result<Fence> WriteFence(const Fields& f) {
+  auto fence = f.OptionalInt("fence");
+  if (!fence) return std::unexpected(fence.error());
+  if (!*fence) return Fence{0};
+  if (**fence < 1) {
+    return Error(StatusCode::kBadRequest,
+                 "fence must be 1 or more: the fence of a lock or semaphore "
+                 "grant you hold");
+  }
+  return static_cast<Fence>(**fence);
 }
 
 // 200 when done; 412 for a version mismatch; 423 for the other refusals.
@@ -93,18 +107,21 @@ void InsertRecord(Call& c, const std::string& ns, const std::string& key) {
   const Fields f(c.body);
   auto body = f.RequiredString("body");
   if (!body) return c.Fail(body.error());
+  auto fence = WriteFence(f);
+  if (!fence) return c.Fail(fence.error());
   auto session = StagingSession(f);
   if (!session) return c.Fail(session.error());
   if (*session) {
     return c.Run<Result<StageOutcome>>(
-        [id = **session, ns, key, b = std::move(*body)](Engine& e, Time now) {
-          return e.StageInsert(now, id, {ns, key}, b);
+        [id = **session, ns, key, b = std::move(*body), w = *fence](Engine& e,
+                                                                    Time now) {
+          return e.StageInsert(now, id, {ns, key}, b, w);
         },
         [](Result<StageOutcome>& r) { return StagedResponse(r, "inserted"); });
   }
   c.Run<Result<std::uint64_t>>(
-      [ns, key, b = std::move(*body)](Engine& e, Time now) {
-        return e.InsertRecord(now, {ns, key}, b);
+      [ns, key, b = std::move(*body), w = *fence](Engine& e, Time now) {
+        return e.InsertRecord(now, {ns, key}, b, w);
       },
       [](Result<std::uint64_t>& r) {
         return r ? JsonResponse(201, json::object{{"version", *r}})
@@ -215,20 +232,22 @@ void SaveRecord(Call& c, const std::string& ns, const std::string& key) {
   if (!if_version) return c.Fail(if_version.error());
   std::optional<std::uint64_t> expected;
   if (*if_version) expected = static_cast<std::uint64_t>(**if_version);
+  auto fence = WriteFence(f);
+  if (!fence) return c.Fail(fence.error());
   auto session = StagingSession(f);
   if (!session) return c.Fail(session.error());
   if (*session) {
     return c.Run<Result<StageOutcome>>(
-        [id = **session, ns, key, p = *proof, b = std::move(*body), expected](
-            Engine& e, Time now) {
-          return e.StageSave(now, id, {ns, key}, p.view(), b, expected);
+        [id = **session, ns, key, p = *proof, b = std::move(*body), expected,
+         w = *fence](Engine& e, Time now) {
+          return e.StageSave(now, id, {ns, key}, p.view(), b, expected, w);
         },
         [](Result<StageOutcome>& r) { return StagedResponse(r, "saved"); });
   }
   c.Run<Result<WriteOutcome>>(
-      [ns, key, p = *proof, b = std::move(*body), expected](Engine& e,
-                                                            Time now) {
-        return e.Save(now, {ns, key}, p.view(), b, expected);
+      [ns, key, p = *proof, b = std::move(*body), expected, w = *fence](
+          Engine& e, Time now) {
+        return e.Save(now, {ns, key}, p.view(), b, expected, w);
       },
       [](Result<WriteOutcome>& r) { return WriteResponse(r, "saved", true); });
 }
@@ -249,18 +268,20 @@ void DeleteRecord(Call& c, const std::string& ns, const std::string& key) {
   const Fields f(c.body);
   auto proof = ProofFrom(f);
   if (!proof) return c.Fail(proof.error());
+  auto fence = WriteFence(f);
+  if (!fence) return c.Fail(fence.error());
   auto session = StagingSession(f);
   if (!session) return c.Fail(session.error());
   if (*session) {
     return c.Run<Result<StageOutcome>>(
-        [id = **session, ns, key, p = *proof](Engine& e, Time now) {
-          return e.StageDelete(now, id, {ns, key}, p.view());
+        [id = **session, ns, key, p = *proof, w = *fence](Engine& e, Time now) {
+          return e.StageDelete(now, id, {ns, key}, p.view(), w);
         },
         [](Result<StageOutcome>& r) { return StagedResponse(r, "deleted"); });
   }
   c.Run<Result<WriteOutcome>>(
-      [ns, key, p = *proof](Engine& e, Time now) {
-        return e.DeleteRecord(now, {ns, key}, p.view());
+      [ns, key, p = *proof, w = *fence](Engine& e, Time now) {
+        return e.DeleteRecord(now, {ns, key}, p.view(), w);
       },
       [](Result<WriteOutcome>& r) {
         return WriteResponse(r, "deleted", false);

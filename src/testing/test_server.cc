@@ -34,6 +34,9 @@ class TestServer::Impl {
     if (!opened) return opened.error();
     service_ = std::move(*opened);
     service_->UseManualClock(clock_);
+    for (const auto& [ns, ns_options] : options.namespaces) {
+      service_->SetNamespaceOptions(ns, ns_options);
+    }
     server::ApiOptions api_options;
     api_options.default_session_ttl = options.default_session_ttl;
     server::HttpOptions http_options;

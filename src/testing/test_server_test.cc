@@ -88,6 +88,36 @@ TEST(TestServerTest, ABlockedLockWaitIsAnsweredWhenTheClockPassesIt) {
   EXPECT_EQ(outcome->result, -1) << outcome->status;
 }
 
+// Namespace options apply as serve's config does: here a lock-delay holds
+// an expired holder's lock back until the clock passes it.
+TEST(TestServerTest, NamespaceOptionsApplyToTheirNamespaceOnly) {
+  TestServerOptions options;
+  options.namespaces["delayed"] = {.lock_delay = seconds(15)};
+  auto started = TestServer::Start(options);
+  ASSERT_TRUE(started.has_value()) << started.error().message;
+  TestServer& server = **started;
+  client::Client client = server.NewClient();
+  auto lost = client.OpenSession("lost", seconds(10));
+  ASSERT_TRUE(lost.has_value());
+  for (const char* ns : {"delayed", "plain"}) {
+    ASSERT_EQ(
+        client.Acquire(ns, lost->id, "r", {.timeout = milliseconds(0)})->result,
+        0);
+  }
+  ASSERT_TRUE(server.AdvanceClock(seconds(11)).has_value());  // it expires
+  auto next = client.OpenSession("next", std::chrono::hours(1));
+  ASSERT_TRUE(next.has_value());
+  auto take = [&](const char* ns) {
+    auto r = client.Acquire(ns, next->id, "r", {.timeout = milliseconds(0)});
+    EXPECT_TRUE(r.has_value()) << r.error().message;
+    return r ? r->result : -100;
+  };
+  EXPECT_EQ(take("plain"), 0);
+  EXPECT_EQ(take("delayed"), -1) << "held back by the lock-delay";
+  ASSERT_TRUE(server.AdvanceClock(seconds(15)).has_value());
+  EXPECT_EQ(take("delayed"), 0);
+}
+
 TEST(TestServerTest, EachServerHasItsOwnClock) {
   auto a = StartOrDie(), b = StartOrDie();
   ASSERT_TRUE(a != nullptr && b != nullptr);

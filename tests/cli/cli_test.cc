@@ -137,6 +137,52 @@ TEST_F(CliTest, RefusedSavesCheckinsAndDeletesSayWhyAndExit1) {
   EXPECT_EQ(Leasehold("delete k --ns docs").code, 2) << "no proof";
 }
 
+// docs/api.md, "Fenced writes": `lock NAME -- CMD` hands CMD its fence,
+// and a save with a fence that a newer holder's has passed is refused.
+TEST_F(CliTest, FencedWritesFromUnderALock) {
+  ASSERT_EQ(Leasehold("put 481 --ns billing --body draft").code, 0) << Stderr();
+  const std::string save_under_lock =
+      "lock invoice:481 --ns app -- sh -c '" + LeaseholdBinary() +
+      " save 481 --ns billing --fence \"$LEASEHOLD_FENCE\" --body \"$0\" && "
+      "echo \"$LEASEHOLD_FENCE\"' ";
+  auto first = Leasehold(save_under_lock + "first");
+  ASSERT_EQ(first.code, 0) << Stderr();
+  // COMMAND's last line is the fence it wrote with.
+  std::string old_fence = first.out;
+  while (!old_fence.empty() && old_fence.back() == '\n') old_fence.pop_back();
+  old_fence = old_fence.substr(old_fence.rfind('\n') + 1);
+  ASSERT_FALSE(old_fence.empty());
+  auto second = Leasehold(save_under_lock + "second");
+  ASSERT_EQ(second.code, 0) << Stderr();
+  auto got = Leasehold("get 481 --ns billing --json");
+  ASSERT_EQ(got.code, 0);
+  EXPECT_EQ(got.json().at("body").as_string(), "second");
+  const auto write_fence = got.json().at("write_fence").to_number<long long>();
+  EXPECT_GT(write_fence, std::stoll(old_fence));
+  EXPECT_NE(Leasehold("get 481 --ns billing")
+                .out.find("write fence " + std::to_string(write_fence)),
+            std::string::npos);
+
+  // The first holder, late: refused (exit 1), saying why, nothing written.
+  auto stale =
+      Leasehold("save 481 --ns billing --body late --fence " + old_fence);
+  EXPECT_EQ(stale.code, 1);
+  EXPECT_NE(Stderr().find("stale_fence"), std::string::npos) << Stderr();
+  EXPECT_EQ(Leasehold("delete 481 --ns billing --fence " + old_fence).code, 1);
+  EXPECT_EQ(Leasehold("get 481 --ns billing --json").json().at("body"),
+            "second");
+  EXPECT_EQ(Leasehold("save 481 --ns billing --body x --fence 0").code, 2)
+      << "a fence is 1 or more";
+  EXPECT_EQ(Leasehold("delete 481 --ns billing --fence " +
+                      std::to_string(write_fence))
+                .code,
+            0)
+      << Stderr();
+  EXPECT_EQ(
+      Leasehold("put 481 --ns billing --body back --fence " + old_fence).code,
+      1);
+}
+
 TEST_F(CliTest, RecordCommandsWordTheirOutcomes) {
   auto put = Leasehold("put k --ns docs --body 'the text'");
   EXPECT_EQ(put.out, "created k, version 1\n");

@@ -520,6 +520,50 @@ TEST_F(ClientTest, LockGuardReleasesWhenDestroyed) {
   EXPECT_EQ(after->result, 0);
 }
 
+// docs/api.md, "Fenced writes", through Put, Save and Delete.
+TEST_F(ClientTest, FencedWritesRefuseAHolderWhoseLockWasTakenOver) {
+  std::uint64_t old_fence = 0, new_fence = 0;
+  {
+    auto first = client_.StartSession("first", milliseconds(60'000));
+    ASSERT_TRUE(first);
+    auto guard = first->Lock("app", "invoice:481");
+    ASSERT_TRUE(guard) << guard.error().message;
+    old_fence = guard->fence();
+    auto put = client_.Put("billing", "481", "draft", old_fence);
+    ASSERT_TRUE(put) << put.error().message;
+  }
+  auto second = client_.StartSession("second", milliseconds(60'000));
+  ASSERT_TRUE(second);
+  auto guard = second->Lock("app", "invoice:481");
+  ASSERT_TRUE(guard) << guard.error().message;
+  new_fence = guard->fence();
+  ASSERT_GT(new_fence, old_fence);
+  auto saved = client_.Save("billing", "481", {.fence = new_fence}, "paid");
+  ASSERT_TRUE(saved) << saved.error().message;
+  EXPECT_TRUE(saved->done);
+  EXPECT_EQ(client_.Get("billing", "481")->write_fence, new_fence);
+
+  auto stale = client_.Save("billing", "481", {.fence = old_fence}, "late");
+  ASSERT_FALSE(stale);
+  EXPECT_EQ(stale.error().code, "stale_fence");
+  EXPECT_EQ(stale.error().http_status, 409u);
+  auto stale_delete = client_.Delete("billing", "481", {.fence = old_fence});
+  ASSERT_FALSE(stale_delete);
+  EXPECT_EQ(stale_delete.error().code, "stale_fence");
+  EXPECT_EQ(client_.Get("billing", "481")->body, "paid");
+
+  auto deleted = client_.Delete("billing", "481", {.fence = new_fence});
+  ASSERT_TRUE(deleted) << deleted.error().message;
+  EXPECT_TRUE(deleted->done);
+  auto tomb = client_.Get("billing", "481");
+  ASSERT_TRUE(tomb) << tomb.error().message;
+  EXPECT_FALSE(tomb->body.has_value());
+  EXPECT_EQ(tomb->write_fence, new_fence);
+  auto back = client_.Put("billing", "481", "back", old_fence);
+  ASSERT_FALSE(back);
+  EXPECT_EQ(back.error().code, "stale_fence");
+}
+
 TEST_F(ClientTest, SemaphoreAcquireListAndRelease) {
   const std::string a = NewSession("A"), b = NewSession("B"),
                     c = NewSession("C");

@@ -316,6 +316,41 @@ describe("docs/openapi.yaml against a real server", () => {
     assert.equal(refused.json.reason, "token_required");
   });
 
+  test("fenced writes: a stale fence refused, a tombstone, bad fences", async () => {
+    const holderFence = async () => {
+      const s = await openSession("holder");
+      const g = await open.call("POST", "/v1/applocks/app/acquire",
+        { body: { session: s, resource: "fenced-job", mode: "Exclusive", owner: "Session", timeout_ms: 0 },
+          expect: 200 });
+      await open.call("DELETE", `/v1/sessions/${s}`, { expect: 204 });
+      return g.json.fence;
+    };
+    const older = await holderFence();
+    const newer = await holderFence();
+    await open.call("PUT", "/v1/records/docs/fenced", { body: { body: "v1", fence: older }, expect: 201 });
+    await open.call("POST", "/v1/records/docs/fenced/save", { body: { body: "v2", fence: newer }, expect: 200 });
+    const stale = await open.call("POST", "/v1/records/docs/fenced/save",
+      { body: { body: "stale", fence: older }, expect: 409 });
+    assert.equal(errorCode(stale), "stale_fence");
+    assert.match(stale.json.error.message, new RegExp(`fence ${older}\\b.*fence ${newer}\\b`));
+    assert.equal((await open.call("GET", "/v1/records/docs/fenced", { expect: 200 })).json.write_fence, newer);
+    await open.call("POST", "/v1/records/docs/fenced/save", { body: { body: "x", fence: 0 }, expect: 400 });
+    await open.call("POST", "/v1/records/docs/fenced/save", { body: { body: "x", fence: "7" }, expect: 400 });
+    await open.call("POST", "/v1/records/docs/fenced/save",
+      { body: { body: "x", fence: newer + 1e9 }, expect: 400 });
+    await open.call("DELETE", "/v1/records/docs/fenced", { body: { fence: newer }, expect: 200 });
+    const tomb = await open.call("GET", "/v1/records/docs/fenced", { expect: 200 });
+    assert.equal(tomb.json.has_record, false);
+    assert.equal(tomb.json.write_fence, newer);
+    assert.equal(errorCode(await open.call("PUT", "/v1/records/docs/fenced",
+      { body: { body: "back", fence: older }, expect: 409 })), "stale_fence");
+    await open.call("PUT", "/v1/records/docs/fenced", { body: { body: "anew", fence: newer }, expect: 201 });
+    // A fence alone may not pass someone's checkout.
+    await open.call("POST", "/v1/records/docs/fenced/checkout", { body: { owner: "Asha" }, expect: 200 });
+    assert.equal((await open.call("POST", "/v1/records/docs/fenced/save",
+      { body: { body: "x", fence: newer }, expect: 423 })).json.reason, "not_owner");
+  });
+
   test("staged writes, commit and an aborted commit", async () => {
     const a = await openSession("Asha");
     await open.call("PUT", "/v1/records/docs/t1", { body: { body: "one" }, expect: 201 });

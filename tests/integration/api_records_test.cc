@@ -36,6 +36,7 @@ TEST_F(RecordsApiTest, PutAndGetAnswerEveryDocumentedField) {
   EXPECT_TRUE(Has(got.json, "lock_expires_at", Kind::kNull));
   EXPECT_EQ(Str(got.json, "state"), "free");
   EXPECT_TRUE(Has(got.json, "fence", Kind::kInt));
+  EXPECT_EQ(Int(got.json, "write_fence"), 0);
 
   auto co = c.Request("POST", "/v1/records/docs/17/checkout",
                       R"({"owner":"Asha","ttl_ms":60000})");
@@ -508,6 +509,69 @@ TEST_F(RecordsApiTest, FencesIncreaseStrictlyAcrossGrantsAndRestarts) {
                       R"({"owner":"Ravi"})");
   ASSERT_EQ(co.status, 200u);
   EXPECT_GT(Int(co.json, "fence"), fences.back());
+}
+
+// docs/api.md, "Fenced writes": a record refuses the fence of a holder
+// whose lock was taken over, and keeps refusing it after kill -9, as a
+// fenced delete's tombstone does.
+TEST_F(RecordsApiTest, AStaleFenceStaysRefusedAcrossAKill) {
+  std::int64_t old_fence = 0, new_fence = 0;
+  {
+    HttpClient c(port());
+    const std::string asha = OpenSession(c, "Asha");
+    auto first = Acquire(c, asha, "invoice:481", "Exclusive");
+    ASSERT_EQ(first.status, 200u);
+    old_fence = Int(first.json, "fence");
+    ASSERT_EQ(c.Request("PUT", "/v1/records/billing/481",
+                        R"({"body":"draft","fence":)" +
+                            std::to_string(old_fence) + "}")
+                  .status,
+              201u);
+    ASSERT_EQ(c.Request("PUT", "/v1/records/billing/482",
+                        R"({"body":"draft","fence":)" +
+                            std::to_string(old_fence) + "}")
+                  .status,
+              201u);
+    // Asha's session ends (as if it expired); Ravi takes the lock over.
+    ASSERT_EQ(c.Request("DELETE", "/v1/sessions/" + asha).status, 204u);
+    const std::string ravi = OpenSession(c, "Ravi");
+    auto second = Acquire(c, ravi, "invoice:481", "Exclusive");
+    ASSERT_EQ(second.status, 200u);
+    new_fence = Int(second.json, "fence");
+    ASSERT_GT(new_fence, old_fence);
+    auto saved = c.Request(
+        "POST", "/v1/records/billing/481/save",
+        R"({"body":"paid","fence":)" + std::to_string(new_fence) + "}");
+    ASSERT_EQ(saved.status, 200u) << saved.body;
+    ASSERT_EQ(c.Request("DELETE", "/v1/records/billing/482",
+                        R"({"fence":)" + std::to_string(new_fence) + "}")
+                  .status,
+              200u);
+  }
+  server_->Kill();
+  Start();
+  HttpClient c(port());
+  auto stale = c.Request(
+      "POST", "/v1/records/billing/481/save",
+      R"({"body":"stale","fence":)" + std::to_string(old_fence) + "}");
+  EXPECT_TRUE(IsError(stale, 409, "stale_fence")) << stale.body;
+  EXPECT_TRUE(IsError(
+      c.Request("PUT", "/v1/records/billing/482",
+                R"({"body":"back","fence":)" + std::to_string(old_fence) + "}"),
+      409, "stale_fence"));
+  auto got = c.Request("GET", "/v1/records/billing/481");
+  EXPECT_EQ(Str(got.json, "body"), "paid");
+  EXPECT_EQ(Int(got.json, "write_fence"), new_fence);
+  auto tomb = c.Request("GET", "/v1/records/billing/482");
+  ASSERT_EQ(tomb.status, 200u);
+  EXPECT_TRUE(Has(tomb.json, "body", Kind::kNull));
+  EXPECT_EQ(Int(tomb.json, "write_fence"), new_fence);
+  // The successor's fence, handed out before the crash, still writes.
+  EXPECT_EQ(c.Request("POST", "/v1/records/billing/481/save",
+                      R"({"body":"refunded","fence":)" +
+                          std::to_string(new_fence) + "}")
+                .status,
+            200u);
 }
 
 TEST_F(RecordsApiTest, SeedWalkthroughATwoSecondCheckoutExpires) {

@@ -166,21 +166,24 @@ TEST(PostgresStore, RefusesANewerSchemaAndLeavesItAlone) {
 }
 
 // Version 2 gave lock rows a semaphore limit, version 3 the lock-delay
-// reservation: a version-1 schema (made here by taking them away again) is
-// migrated on open, and its lock rows come back as locks.
+// reservation, version 4 keys a write fence: a version-1 schema (made here
+// by taking them away again) is migrated on open, its lock rows come back
+// as locks and its keys with no write fence.
 TEST(PostgresStore, MigratesAVersion1Schema) {
   TestDatabase db("pgstore");
   ASSERT_FALSE(db.url().empty());
   ASSERT_NE(Open(db.url()), nullptr);
   ASSERT_TRUE(PgExec(db.url(),
                      "ALTER TABLE leasehold.locks DROP COLUMN semaphore_limit; "
+                     "ALTER TABLE leasehold.keys DROP COLUMN write_fence; "
                      "DELETE FROM leasehold.meta WHERE name = "
                      "'lock_delay_until_us'; "
                      "UPDATE leasehold.meta SET value = 1 WHERE name = "
                      "'schema_version'; INSERT INTO leasehold.sessions VALUES "
                      "(5, 'old', '', 30000, 0, 7, 0, NULL, false); INSERT INTO "
                      "leasehold.locks VALUES (5, 1, 'app', 'public', 'job', "
-                     "7, 2, 9, 7)"));
+                     "7, 2, 9, 7); INSERT INTO leasehold.keys VALUES ('docs', "
+                     "'note', true, 'hi', 3, '', '', NULL, 9)"));
   auto store = Open(db.url());
   ASSERT_NE(store, nullptr);
   EXPECT_EQ(PgValue(db.url(),
@@ -194,6 +197,10 @@ TEST(PostgresStore, MigratesAVersion1Schema) {
   EXPECT_EQ(state->locks[0].mode, LockMode::kExclusive);
   EXPECT_EQ(state->locks[0].count, 2u);
   EXPECT_EQ(state->locks[0].limit, 0u);
+  ASSERT_EQ(state->rows.size(), 1u);
+  EXPECT_EQ(state->rows[0].body, "hi");
+  EXPECT_EQ(state->rows[0].fence, 9u);
+  EXPECT_EQ(state->rows[0].write_fence, 0u);
 }
 
 TEST(PostgresStore, RefusesASchemaOfAnotherApplication) {

@@ -242,10 +242,33 @@ TEST_P(StoreConformance, PutKeyRoundTripsEveryField) {
   r.token = "0123456789abcdef";
   r.lock_expires_at = Time(Duration(1'767'225'600'123'456));
   r.fence = 42;
+  r.write_fence = 4'503'599'627'370'497;  // past 2^52: no double on the way
   Append({Put(r)});
   const DurableState s = Load();
   ASSERT_EQ(s.rows.size(), 1u);
   EXPECT_EQ(s.rows[0], r);
+}
+
+// A fenced delete leaves a row with only its write fence (a tombstone); a
+// lease written over it keeps that fence, as over a record.
+TEST_P(StoreConformance, TombstonesKeepTheirWriteFenceUnderALease) {
+  KeyRow tomb = Row("gone", "", 0);
+  tomb.has_record = false;
+  tomb.write_fence = 77;
+  Append({Put(tomb)});
+  EXPECT_EQ(Load().rows.at(0), tomb);
+  KeyRow lease = Row("gone");
+  lease.locked_by = "Asha";
+  lease.token = "t";
+  lease.lock_expires_at = Time(Duration(9));
+  lease.fence = 80;
+  Append({Lease(lease)});
+  Reopen();
+  const KeyRow got = Load().rows.at(0);
+  EXPECT_FALSE(got.has_record);
+  EXPECT_EQ(got.write_fence, 77u);
+  EXPECT_EQ(got.locked_by, "Asha");
+  EXPECT_EQ(got.fence, 80u);
 }
 
 TEST_P(StoreConformance, UnicodeNamesAndLargeBodies) {
@@ -1022,6 +1045,12 @@ JournalEntry RandomEntry(std::mt19937& random, const SequentialModel& model) {
         r.token = "t" + std::to_string(pick(100));
         r.lock_expires_at = at;
         r.fence = 1 + pick(50);
+      }
+      if (pick(3) == 0) r.write_fence = 1 + pick(50);
+      if (pick(5) == 0) {  // a fenced delete's tombstone
+        r.has_record = false;
+        r.body.clear();
+        r.version = 0;
       }
       return Put(r);
     }

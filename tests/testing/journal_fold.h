@@ -1,8 +1,8 @@
 // JournalFold: what a store would hold after appending an engine's journal,
-// for engine tests that restart an engine without a store. It keeps session
-// and lock rows (a session's deletion removes its locks, as in a Store), and
-// the fence and id reservations; records, operations and messages are other
-// tests' business.
+// for engine tests that restart an engine without a store. It keeps key
+// rows, session and lock rows (a session's deletion removes its locks, as in
+// a Store), and the fence and id reservations; operations and messages are
+// other tests' business.
 #ifndef LEASEHOLD_TESTS_TESTING_JOURNAL_FOLD_H_
 #define LEASEHOLD_TESTS_TESTING_JOURNAL_FOLD_H_
 
@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <tuple>
+#include <utility>
 
 #include "leasehold/engine.h"
 #include "leasehold/journal.h"
@@ -27,6 +28,7 @@ class JournalFold {
   DurableState Stored(Engine& engine) {
     Absorb(engine);
     DurableState state = reservations_;
+    for (const auto& [key, row] : keys_) state.rows.push_back(row);
     for (const auto& [id, row] : sessions_) state.sessions.push_back(row);
     for (const auto& [key, row] : locks_) state.locks.push_back(row);
     return state;
@@ -57,6 +59,22 @@ class JournalFold {
   void Apply(const JournalEntry& e) {
     using Kind = JournalEntry::Kind;
     switch (e.kind) {
+      case Kind::kPutKey:
+        keys_[{e.row.ns, e.row.key}] = e.row;
+        break;
+      case Kind::kPutLease: {  // the lease columns only, as a Store does
+        KeyRow& row = keys_[{e.row.ns, e.row.key}];
+        row.ns = e.row.ns;
+        row.key = e.row.key;
+        row.locked_by = e.row.locked_by;
+        row.token = e.row.token;
+        row.lock_expires_at = e.row.lock_expires_at;
+        row.fence = e.row.fence;
+        break;
+      }
+      case Kind::kDeleteKey:
+        keys_.erase({e.row.ns, e.row.key});
+        break;
       case Kind::kPutSession:
         sessions_[e.session.id] = e.session;
         break;
@@ -93,6 +111,7 @@ class JournalFold {
     }
   }
 
+  std::map<std::pair<std::string, std::string>, KeyRow> keys_;
   std::map<SessionId, SessionRow> sessions_;
   std::map<LockKeyTuple, LockRow> locks_;
   DurableState reservations_;

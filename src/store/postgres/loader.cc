@@ -103,7 +103,7 @@ class Loader {
 
   static constexpr const char* kKeys =
       "SELECT ns, key, has_record, body, version, locked_by, token, "
-      "lock_expires_us, fence FROM {s}.keys ORDER BY ns, key";
+      "lock_expires_us, fence, write_fence FROM {s}.keys ORDER BY ns, key";
   RowVisitor KeyRows(const Store::KeyVisitor& visit) const {
     return [this, &visit](RowReader& in) {
       KeyRow row;
@@ -116,6 +116,7 @@ class Loader {
       row.token = in.Bytes(6);
       row.lock_expires_at = FromMicros(in.OptionalInt(7));
       row.fence = static_cast<Fence>(in.Int(8));
+      row.write_fence = static_cast<Fence>(in.Int(9));
       if (in.bad()) return Corrupt("a key row");
       return visit(std::move(row));
     };

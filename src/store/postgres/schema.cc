@@ -89,6 +89,11 @@ ALTER TABLE {s}.locks ADD COLUMN semaphore_limit bigint NOT NULL DEFAULT 0;
 -- Microseconds since 1970 UTC until which a lock-delay runs (0: none).
 INSERT INTO {s}.meta (name, value) VALUES ('lock_delay_until_us', 0);
 )sql"},
+    {4, R"sql(
+-- The highest fence a write of the key carried (0: none); a row with
+-- neither record nor lease but a write fence is a fenced delete's tombstone.
+ALTER TABLE {s}.keys ADD COLUMN write_fence bigint NOT NULL DEFAULT 0;
+)sql"},
 };
 
 Status Refuse(const std::string& name, const std::string& why) {

@@ -95,13 +95,14 @@ const Definition kDefinitions[] = {
      {kB, kB}},
     {kPutKeys,
      "INSERT INTO {s}.keys (ns, key, has_record, body, version, locked_by, "
-     "token, lock_expires_us, fence) SELECT * FROM unnest($1, $2, $3, $4, "
-     "$5, $6, $7, $8, $9) ON CONFLICT (ns, key) DO UPDATE SET has_record = "
-     "EXCLUDED.has_record, body = EXCLUDED.body, version = EXCLUDED.version, "
-     "locked_by = EXCLUDED.locked_by, token = EXCLUDED.token, "
-     "lock_expires_us = EXCLUDED.lock_expires_us, fence = EXCLUDED.fence",
-     9,
-     {kB, kB, kF, kB, kI, kB, kB, kI, kI}},
+     "token, lock_expires_us, fence, write_fence) SELECT * FROM unnest($1, "
+     "$2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (ns, key) DO UPDATE "
+     "SET has_record = EXCLUDED.has_record, body = EXCLUDED.body, version = "
+     "EXCLUDED.version, locked_by = EXCLUDED.locked_by, token = "
+     "EXCLUDED.token, lock_expires_us = EXCLUDED.lock_expires_us, fence = "
+     "EXCLUDED.fence, write_fence = EXCLUDED.write_fence",
+     10,
+     {kB, kB, kF, kB, kI, kB, kB, kI, kI, kI}},
     // A new key gets no record; an existing one keeps its record.
     {kPutLeases,
      "INSERT INTO {s}.keys (ns, key, has_record, body, version, locked_by, "
@@ -286,6 +287,7 @@ void BindKeys(const BatchPlan& plan, std::vector<BoundStatement>& out) {
       b[6].Bytes(r->token);
       b[7].OptionalInt(Micros(r->lock_expires_at));
       b[8].Uint(r->fence);
+      b[9].Uint(r->write_fence);
       b.EndRow();
     }
     b.Finish();

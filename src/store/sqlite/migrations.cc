@@ -88,6 +88,11 @@ ALTER TABLE locks ADD COLUMN semaphore_limit INTEGER NOT NULL DEFAULT 0;
 -- Microseconds since 1970 UTC until which a lock-delay runs (0: none).
 INSERT INTO meta (name, value) VALUES ('lock_delay_until_us', 0);
 )sql"},
+    {7, R"sql(
+-- The highest fence a write of the key carried (0: none); a row with
+-- neither record nor lease but a write fence is a fenced delete's tombstone.
+ALTER TABLE keys ADD COLUMN write_fence INTEGER NOT NULL DEFAULT 0;
+)sql"},
 };
 
 }  // namespace

@@ -190,7 +190,7 @@ class SqliteStore final : public Store {
   Status LoadKeys(const KeyVisitor& on_key) {
     auto rows = db_.Prepare(
         "SELECT ns, key, has_record, body, version, locked_by, token, "
-        "lock_expires_us, fence FROM keys ORDER BY ns, key");
+        "lock_expires_us, fence, write_fence FROM keys ORDER BY ns, key");
     if (!rows) return rows.error();
     int rc;
     while ((rc = rows->Step()) == SQLITE_ROW) {
@@ -206,6 +206,7 @@ class SqliteStore final : public Store {
         row.lock_expires_at = FromMicros(rows->ColumnInt(7));
       }
       row.fence = static_cast<Fence>(rows->ColumnInt(8));
+      row.write_fence = static_cast<Fence>(rows->ColumnInt(9));
       if (Status st = on_key(std::move(row)); !st.ok()) return st;
     }
     if (rc != SQLITE_DONE) return Corrupt("reading keys");
@@ -404,12 +405,12 @@ class SqliteStore final : public Store {
         {&rollback_, "ROLLBACK"},
         {&put_key_,
          "INSERT INTO keys (ns, key, has_record, body, version, locked_by, "
-         "token, lock_expires_us, fence) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
-         "?8, ?9) ON CONFLICT (ns, key) DO UPDATE SET "
+         "token, lock_expires_us, fence, write_fence) VALUES (?1, ?2, ?3, ?4, "
+         "?5, ?6, ?7, ?8, ?9, ?10) ON CONFLICT (ns, key) DO UPDATE SET "
          "has_record = excluded.has_record, body = excluded.body, "
          "version = excluded.version, locked_by = excluded.locked_by, "
          "token = excluded.token, lock_expires_us = excluded.lock_expires_us, "
-         "fence = excluded.fence"},
+         "fence = excluded.fence, write_fence = excluded.write_fence"},
         {&put_lease_,
          "INSERT INTO keys (ns, key, has_record, body, version, locked_by, "
          "token, lock_expires_us, fence) VALUES (?1, ?2, 0, x'', 0, ?3, ?4, "
@@ -462,6 +463,7 @@ class SqliteStore final : public Store {
         put_key_.BindText(7, r.token);
         BindTime(put_key_, 8, r.lock_expires_at);
         put_key_.BindInt(9, static_cast<std::int64_t>(r.fence));
+        put_key_.BindInt(10, static_cast<std::int64_t>(r.write_fence));
         return Run(put_key_);
       case JournalEntry::Kind::kPutLease:
         put_lease_.BindText(1, r.ns);

@@ -341,5 +341,40 @@ PRAGMA user_version = 4;
   EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), SqliteSchemaVersion());
 }
 
+// Version 7 gave keys a write fence: a version-6 file's keys come back
+// with none (0), and tombstones can be written beside them.
+TEST(SqliteStore, MigratesAVersion6File) {
+  testing::TempDir dir;
+  const std::string path = dir.File("v6.db");
+  std::string sql;
+  for (const sqlite::Migration& m : sqlite::Migrations()) {
+    if (m.version <= 6) sql += m.sql;
+  }
+  RawExec(path, sql + R"sql(
+INSERT INTO keys VALUES ('docs', 'note', 1, x'6869', 3, 'Asha', 't', NULL, 9);
+PRAGMA application_id = 1280526404;
+PRAGMA user_version = 6;
+)sql");
+  {
+    auto store = OpenSqliteStore(path);
+    ASSERT_TRUE(store.has_value()) << store.error().ToString();
+    JournalEntry tomb;
+    tomb.kind = JournalEntry::Kind::kPutKey;
+    tomb.row.ns = "docs";
+    tomb.row.key = "gone";
+    tomb.row.write_fence = 12;
+    ASSERT_TRUE((*store)->Append({tomb}).ok());
+    auto state = (*store)->LoadAll();
+    ASSERT_TRUE(state.has_value()) << state.error().ToString();
+    ASSERT_EQ(state->rows.size(), 2u);
+    EXPECT_EQ(state->rows[0], tomb.row);
+    EXPECT_EQ(state->rows[1].key, "note");
+    EXPECT_EQ(state->rows[1].body, "hi");
+    EXPECT_EQ(state->rows[1].fence, 9u);
+    EXPECT_EQ(state->rows[1].write_fence, 0u);
+  }
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), SqliteSchemaVersion());
+}
+
 }  // namespace
 }  // namespace leasehold
