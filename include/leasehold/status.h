@@ -49,6 +49,9 @@ enum class StatusCode {
   kWrongKind,
   // A semaphore in use was asked for with another limit.
   kLimitMismatch,
+  // The server cannot do this with the store it runs on (a backup of the
+  // PostgreSQL or memory store: docs/ha.md).
+  kNotSupported,
   kInternal,
 };
 

@@ -54,6 +54,8 @@ std::string_view StatusCodeName(StatusCode code) {
       return "wrong_kind";
     case StatusCode::kLimitMismatch:
       return "limit_mismatch";
+    case StatusCode::kNotSupported:
+      return "not_supported";
     case StatusCode::kInternal:
       return "internal";
   }
