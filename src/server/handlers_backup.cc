@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 
@@ -33,7 +34,9 @@ void ServeBackup(Call& c) {
                          "cannot create the backup's scratch file in " + dir +
                              ": " + std::strerror(errno)));
   }
-  c.service.Backup(path, [respond = c.respond, path, fd](Status st) {
+  const auto started = std::chrono::steady_clock::now();
+  c.service.Backup(path, [respond = c.respond, metrics = c.metrics, path, fd,
+                          started](Status st) {
     // Nothing but the open descriptor keeps the copy from here on.
     ::unlink(path.c_str());
     struct stat written {};
@@ -41,6 +44,13 @@ void ServeBackup(Call& c) {
       st = Status(StatusCode::kUnavailable,
                   "cannot read the backup's scratch file: " +
                       std::string(std::strerror(errno)));
+    }
+    if (metrics != nullptr) {
+      const std::chrono::duration<double> took =
+          std::chrono::steady_clock::now() - started;
+      metrics->OnBackup(
+          st.ok(), took.count(),
+          st.ok() ? static_cast<std::uint64_t>(written.st_size) : 0);
     }
     if (!st.ok()) {
       ::close(fd);
