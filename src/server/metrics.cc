@@ -220,8 +220,10 @@ std::string Metrics::Render(const EngineStats& engine, std::size_t parked,
   gauge("leasehold_backup_last_seconds",
         "How long the last successful backup's copy took, in seconds.",
         last_backup_seconds_);
-  gauge("leasehold_backup_last_bytes", "Size of the last successful backup.",
-        static_cast<double>(last_backup_bytes_));
+  // As an integer: a double's default six digits would round the size.
+  Metric(out, "leasehold_backup_last_bytes", "gauge",
+         "Size of the last successful backup.");
+  out << "leasehold_backup_last_bytes " << last_backup_bytes_ << "\n";
   counter("leasehold_fence", "The last fence handed out.",
           static_cast<double>(engine.last_fence));
   if (const auto& c = report.cluster) {
