@@ -358,6 +358,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     const std::uint64_t left = file_->size() - file_sent_;
     if (left == 0) {
       file_.reset();
+      response_.clear();
+      response_.shrink_to_fit();  // a kept-alive connection keeps no chunk
       return AfterSend();
     }
     response_.resize(
