@@ -505,6 +505,22 @@ class Client {
   Result<void> Watch(std::string_view ns,
                      const std::function<bool(const Event&)>& on_event);
 
+  // GET /v1/admin/backup: a consistent snapshot of the server's durable
+  // state, taken while it serves (a SQLite database file: docs/storage.md,
+  // "Backup and restore"), streamed to `path` + ".tmp", fsynced, then
+  // renamed to `path` (and the directory fsynced): `path` is whole or
+  // untouched, never half-written. Returns the bytes written. Needs the
+  // admin role for every namespace when tokens are configured. Errors: the
+  // API's ("forbidden", "not_supported" on a PostgreSQL or memory store,
+  // "unavailable"), the transport's, "exists" when `path` exists and not
+  // `overwrite`, "file" when the local file cannot be written (the .tmp is
+  // removed).
+  struct BackupOptions {
+    bool overwrite = false;
+  };
+  Result<std::uint64_t> Backup(const std::string& path,
+                               const BackupOptions& options);
+
   // A session kept alive in the background (keepalive every ttl/3, each
   // given up after half that, at least 1 s, at most io_timeout).
   // `on_lost` is called once if a keepalive finds the session gone

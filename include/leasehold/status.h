@@ -53,6 +53,9 @@ enum class StatusCode {
   // the record: its writer's lock was taken over (docs/api.md, "Fenced
   // writes").
   kStaleFence,
+  // The server cannot do this with the store it runs on (a backup of the
+  // PostgreSQL or memory store: docs/ha.md).
+  kNotSupported,
   kInternal,
 };
 

@@ -85,6 +85,7 @@ int Main(int argc, char** argv) {
   AddRecordCommands(app, code);
   AddSessionCommands(app, code);
   AddWatchCommand(app, code);
+  AddBackupCommand(app, code);
   AddBenchCommand(app, code);
   AddRaceCommands(app, demo, code);
   try {

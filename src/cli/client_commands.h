@@ -17,6 +17,7 @@ void AddRecordCommands(CLI::App& app, int& code);   // put, get, ls, checkout,
 void AddSessionCommands(CLI::App& app, int& code);  // sessions, locks,
                                                     // semaphores
 void AddWatchCommand(CLI::App& app, int& code);     // watch
+void AddBackupCommand(CLI::App& app, int& code);    // backup
 // race; and expiry, checkin under `demo`: moved to leasehold-peers, they
 // only say so
 void AddRaceCommands(CLI::App& app, CLI::App* demo, int& code);

@@ -78,6 +78,8 @@ Status Prepare(const ServeFlags& flags, ServeConfig& c) {
                       "\"tokens\" in the --config file");
   }
   c.data = data;
+  // A backup's scratch copy goes beside the database, on its disk.
+  if (c.store.empty()) c.api.backup_dir = data;
   c.http.address = c.address;
   c.http.port = c.port;
   return Status::Ok();

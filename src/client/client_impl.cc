@@ -385,7 +385,7 @@ Result<Client::Impl::Stream> Client::Impl::StartStream(
       return {std::unexpected(TransportError(*c, started)),
               !c->failed_while_writing()};
     }
-    if (started.status == 200) streaming = std::move(c);
+    streaming = std::move(c);  // an error's body is read from it too
     return {std::move(started), true};
   };
   try {

@@ -119,8 +119,9 @@ class Client::Impl {
   // if none did but one answered 503 unavailable, else the last Error.
   Result<bool> Healthy();
 
-  // A stream (GET `target`, header read, status 200) on a connection of
-  // its own, at the node that serves it, found as Send finds it.
+  // A stream (GET `target`, header read) on a connection of its own, at
+  // the node that serves it, found as Send finds it; the body (the stream,
+  // or an error's JSON) is still to be read from the connection.
   struct Stream {
     std::unique_ptr<http::Connection> connection;
     http::Answer started;

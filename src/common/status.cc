@@ -56,6 +56,8 @@ std::string_view StatusCodeName(StatusCode code) {
       return "limit_mismatch";
     case StatusCode::kStaleFence:
       return "stale_fence";
+    case StatusCode::kNotSupported:
+      return "not_supported";
     case StatusCode::kInternal:
       return "internal";
   }

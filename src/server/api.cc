@@ -106,6 +106,8 @@ unsigned HttpStatusFor(StatusCode code) {
       return 413;
     case StatusCode::kUnavailable:
       return 503;
+    case StatusCode::kNotSupported:
+      return 501;
     case StatusCode::kInternal:
       return 500;
   }

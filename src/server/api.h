@@ -7,11 +7,13 @@
 
 #include <atomic>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
 #include "cluster/cluster_view.h"
 #include "server/auth.h"
+#include "server/file_body.h"
 #include "server/metrics.h"
 #include "service/engine_service.h"
 
@@ -36,6 +38,8 @@ struct ApiResponse {
   std::string body;  // JSON unless content_type says otherwise
   std::string content_type = "application/json";
   std::string location = {};  // a Location header when not empty (307)
+  // When set, the body is this file (and `body` is empty), sent in chunks.
+  std::shared_ptr<const FileBody> file = {};
 };
 
 struct ApiOptions {
@@ -43,6 +47,11 @@ struct ApiOptions {
   std::chrono::milliseconds max_session_ttl{24 * 3'600'000};
   std::chrono::milliseconds max_checkout_ttl{7 * 24 * 3'600'000LL};
   Authenticator auth;  // no tokens: every caller may do everything
+  // Where GET /v1/admin/backup writes its snapshot before sending it (it
+  // is removed at once, and gone when the answer ends): the data
+  // directory, whose disk has room for a copy of the database. Empty: the
+  // system's temporary directory.
+  std::string backup_dir;
 };
 
 // Which events a GET /v1/events stream may carry.

@@ -81,6 +81,9 @@ void ServeMetrics(Call& c);
 void ClusterInfo(Call& c);
 void EventsWithoutHub(Call& c);
 
+// handlers_backup.cc: GET /v1/admin/backup (admin of every namespace).
+void ServeBackup(Call& c);
+
 // handlers_testing.cc: GET and POST /v1/testing/clock (404 without a
 // manual clock).
 void ReadTestingClock(Call& c);

@@ -2,6 +2,7 @@
 // include Beast (it is slow to compile).
 #include "server/http_server.h"
 
+#include <unistd.h>
 #include <algorithm>
 #include <atomic>
 #include <boost/asio/ip/tcp.hpp>
@@ -259,6 +260,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   void Write(ApiResponse r, unsigned version) {
     FormatResponse(r, version);
+    file_ = std::move(r.file);
+    file_sent_ = 0;
     Send();
   }
 
@@ -311,6 +314,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   void AfterSend() {
+    if (file_ != nullptr) return SendFileChunk();
     if (!keep_alive_ || server_->stopping_) return Linger();
     state_.MoveTo(Phase::kReading);
     Read();
@@ -334,7 +338,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (!bodiless) {
       response_.append("\r\nContent-Type: ").append(r.content_type);
       response_.append("\r\nContent-Length: ");
-      response_.append(std::to_string(r.body.size()));
+      response_.append(
+          std::to_string(r.file != nullptr ? r.file->size() : r.body.size()));
     }
     if (!keep_alive_ && version >= 11) {
       response_.append("\r\nConnection: close");
@@ -343,6 +348,34 @@ class Connection : public std::enable_shared_from_this<Connection> {
     }
     response_.append("\r\n\r\n");
     if (!bodiless) response_.append(r.body);
+  }
+
+  // The next chunk of a file body (after its headers), read into response_;
+  // each chunk has the request timeout to go out. A file that cannot be
+  // read ends the connection: the client sees a body shorter than its
+  // Content-Length, never a whole one that is wrong.
+  void SendFileChunk() {
+    const std::uint64_t left = file_->size() - file_sent_;
+    if (left == 0) {
+      file_.reset();
+      response_.clear();
+      response_.shrink_to_fit();  // a kept-alive connection keeps no chunk
+      return AfterSend();
+    }
+    response_.resize(
+        static_cast<std::size_t>(std::min<std::uint64_t>(left, kFileChunk)));
+    const ssize_t n = ::pread(file_->fd(), response_.data(), response_.size(),
+                              static_cast<off_t>(file_sent_));
+    if (n <= 0) return Close();
+    response_.resize(static_cast<std::size_t>(n));
+    file_sent_ += static_cast<std::uint64_t>(n);
+    SetDeadline();
+    asio::async_write(
+        socket_, asio::buffer(response_),
+        [self = shared_from_this()](beast::error_code ec, std::size_t) {
+          if (ec) return self->Close();
+          self->SendFileChunk();
+        });
   }
 
   // After the last answer: stop sending, but read and drop what the client
@@ -375,6 +408,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   void Close(tcp::socket::shutdown_type how = tcp::socket::shutdown_send) {
     state_.MoveTo(Phase::kClosed);
+    file_.reset();
     deadline_.cancel();
     beast::error_code ec;
     socket_.shutdown(how, ec);
@@ -424,7 +458,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   WaitId wait_ = 0;                     // its latest wait, while it is parked
   std::optional<ApiResponse> pending_;  // in kAnswerHeld: the answer
   std::string response_;                // the answer being written; reused
-  std::weak_ptr<EventStream> stream_;   // in kStreaming
+  // A file body still to send after response_, and how much of it went.
+  std::shared_ptr<const FileBody> file_;
+  std::uint64_t file_sent_ = 0;
+  static constexpr std::uint64_t kFileChunk = 256 << 10;
+  std::weak_ptr<EventStream> stream_;  // in kStreaming
   // Facts of the current request, independent of the phase: its HTTP
   // version, and whether the connection stays open after its answer (the
   // client's wish, cleared by a refusal, a hang-up or Stop()).

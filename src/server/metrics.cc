@@ -103,6 +103,17 @@ void Metrics::OnEvents(const std::vector<OwnedEvent>& events) {
   }
 }
 
+void Metrics::OnBackup(bool ok, double seconds, std::uint64_t bytes) {
+  std::lock_guard lock(mu_);
+  if (!ok) {
+    ++backups_failed_;
+    return;
+  }
+  ++backups_ok_;
+  last_backup_seconds_ = seconds;
+  last_backup_bytes_ = bytes;
+}
+
 std::string Metrics::Render(const EngineStats& engine, std::size_t parked,
                             const StoreReport& report, Time now) const {
   const GroupCommitStats& store = report.commits;
@@ -201,6 +212,18 @@ std::string Metrics::Render(const EngineStats& engine, std::size_t parked,
   counter("leasehold_store_recoveries_total",
           "Times the server reopened and reloaded a failed store.",
           static_cast<double>(report.recoveries));
+  Metric(out, "leasehold_backups_total", "counter",
+         "Backups (GET /v1/admin/backup) by result.");
+  out << "leasehold_backups_total{result=\"ok\"} " << backups_ok_ << "\n"
+      << "leasehold_backups_total{result=\"failed\"} " << backups_failed_
+      << "\n";
+  gauge("leasehold_backup_last_seconds",
+        "How long the last successful backup's copy took, in seconds.",
+        last_backup_seconds_);
+  // As an integer: a double's default six digits would round the size.
+  Metric(out, "leasehold_backup_last_bytes", "gauge",
+         "Size of the last successful backup.");
+  out << "leasehold_backup_last_bytes " << last_backup_bytes_ << "\n";
   counter("leasehold_fence", "The last fence handed out.",
           static_cast<double>(engine.last_fence));
   if (const auto& c = report.cluster) {

@@ -25,6 +25,10 @@ class Metrics {
   // Counts acquisitions by result and times waits. Thread-safe.
   void OnEvents(const std::vector<OwnedEvent>& events);
 
+  // A backup (GET /v1/admin/backup) ended: how long the copy took and
+  // its size (0 when it failed). Thread-safe.
+  void OnBackup(bool ok, double seconds, std::uint64_t bytes);
+
   // What /metrics says of the store.
   struct StoreReport {
     GroupCommitStats commits;
@@ -52,6 +56,9 @@ class Metrics {
   std::uint64_t sessions_expired_ = 0;
   std::uint64_t enqueued_ = 0, claimed_ = 0, acked_ = 0;
   std::uint64_t operations_completed_ = 0;
+  std::uint64_t backups_ok_ = 0, backups_failed_ = 0;
+  double last_backup_seconds_ = 0;
+  std::uint64_t last_backup_bytes_ = 0;
 };
 
 }  // namespace leasehold::server

@@ -35,6 +35,8 @@ constexpr Route kRoutes[] = {
     {"GET", "/v1/namespaces", Role::kRead, ListNamespaces},
     {"GET", "/v1/stats", Role::kRead, ServerStats},
     {"GET", "/v1/deadlocks", Role::kRead, RecentDeadlocks},
+    // kInSession for its role check; it names no session.
+    {"GET", "/v1/admin/backup", Role::kAdmin, ServeBackup, kInSession},
     // The manual clock (serve --clock manual, which has no tokens).
     // kInSession for its parsed body; it names no session.
     {"GET", "/v1/testing/clock", Role::kRead, ReadTestingClock},

@@ -127,17 +127,21 @@ TEST(RoutesTest, UnknownPathsFindTheNearestRouteOrNone) {
 }
 
 TEST(RoutesTest, EachRouteAsksForItsRole) {
-  // GET reads, other methods write; break and purge administer.
+  // GET reads, other methods write; break, purge and everything under
+  // /v1/admin (a backup, which holds every namespace) administer.
   for (const Route& r : Routes()) {
     const std::string_view last = r.pattern.segment(r.pattern.size() - 1);
-    const Role expected = r.method == "GET"                    ? Role::kRead
-                          : last == "break" || last == "purge" ? Role::kAdmin
-                                                               : Role::kWrite;
+    const bool admin = last == "break" || last == "purge" ||
+                       r.pattern.text().starts_with("/v1/admin/");
+    const Role expected = admin               ? Role::kAdmin
+                          : r.method == "GET" ? Role::kRead
+                                              : Role::kWrite;
     EXPECT_EQ(r.role, expected) << r.method << " " << r.pattern.text();
   }
   EXPECT_EQ(Find("POST", "/v1/records/{ns}/{key}/break").role, Role::kAdmin);
   EXPECT_EQ(Find("POST", "/v1/applocks/{ns}/acquire").role, Role::kWrite);
   EXPECT_EQ(Find("GET", "/v1/outbox/{ns}/{topic}").role, Role::kRead);
+  EXPECT_EQ(Find("GET", "/v1/admin/backup").role, Role::kAdmin);
   // Only the health check and the API's description are answered without
   // a token, and only ending a session and cancelling its wait may be done
   // for another principal.

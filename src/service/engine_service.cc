@@ -302,6 +302,54 @@ void EngineService::Shutdown() {
     AfterStep([&drained](const Status&) { drained.set_value(); }, ready);
   });
   drained.get_future().wait();
+  std::jthread backup;
+  {
+    std::lock_guard lock(mu_);
+    backup = std::move(backup_);
+  }
+  if (backup.joinable()) {
+    backup.request_stop();
+    backup.join();
+  }
+}
+
+void EngineService::Backup(std::string destination,
+                           std::function<void(Status)> done) {
+  std::jthread finished;  // the previous backup's thread, joined unlocked
+  Status refused;
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) {
+      refused = Status(StatusCode::kUnavailable, "the server is stopping");
+    } else if (backing_up_) {
+      refused = Status(StatusCode::kUnavailable,
+                       "a backup is already under way; try again once it "
+                       "has ended");
+    } else if (committer_ == nullptr) {
+      refused = !detached_.ok() ? detached_
+                                : Status(StatusCode::kUnavailable,
+                                         "the service has no store now");
+    } else if (Status failed = committer_->failure(); !failed.ok()) {
+      refused = std::move(failed);
+    }
+    if (refused.ok()) {
+      backing_up_ = true;
+      finished = std::move(backup_);
+      // Everything acknowledged so far has been appended: the store's copy,
+      // begun after this, holds it.
+      backup_ = std::jthread([this, store = store_,
+                              destination = std::move(destination),
+                              done = std::move(done)](std::stop_token stop) {
+        Status result = store->Backup(destination, stop);
+        {
+          std::lock_guard ended(mu_);
+          backing_up_ = false;
+        }
+        done(std::move(result));
+      });
+    }
+  }
+  if (!refused.ok()) done(std::move(refused));
 }
 
 void EngineService::AfterStep(Completion then, Completions& ready) {
@@ -374,7 +422,7 @@ void EngineService::StartRecovery() {
   });
 }
 
-std::unique_ptr<Store> EngineService::DetachStore(Completions& ready,
+std::shared_ptr<Store> EngineService::DetachStore(Completions& ready,
                                                   Status why) {
   detached_ = std::move(why);
   Drain(ready);  // the durable steps; with a failed store, every step
@@ -401,7 +449,7 @@ namespace {
 // may include the refused batch), then opens it again. `failed` stays set
 // while it cannot be closed.
 Result<std::unique_ptr<Store>> CloseAndReopen(
-    std::unique_ptr<Store>& failed, const EngineService::StoreOpener& reopen) {
+    std::shared_ptr<Store>& failed, const EngineService::StoreOpener& reopen) {
   if (failed != nullptr) {
     if (Status st = failed->Close(); !st.ok()) return std::unexpected(st);
     failed.reset();
@@ -417,7 +465,7 @@ void EngineService::OnRecoveryTimer() {
   StoreOpener reopen;
   std::string cause;
   std::uint64_t generation;
-  std::unique_ptr<Store> failed;  // closed (and dropped) after the lock
+  std::shared_ptr<Store> failed;  // closed (and dropped) after the lock
   {
     std::lock_guard lock(mu_);
     if (stopping_ || standing_by_ || !recovery_armed_) return;

@@ -52,6 +52,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <unordered_map>
 #include <vector>
@@ -241,8 +242,18 @@ class EngineService {
   // recovery loads. Thread-safe.
   void SetNamespaceOptions(std::string ns, NamespaceOptions options);
 
-  // Cancels every parked request (-2) and waits until all that was
-  // submitted is durable. Call before stopping the io_context.
+  // Writes a consistent copy of the store's durable state to `destination`
+  // (Store::Backup: an empty file, or none) on a thread of its own, while
+  // commands go on; `done` gets OK or why not, on that thread. Every
+  // command acknowledged before the call is in the copy. kUnavailable while
+  // another backup runs, while the store has failed or the service is
+  // detached or stopping; kNotSupported from a store that has no copy of
+  // its own to give. Thread-safe.
+  void Backup(std::string destination, std::function<void(Status)> done);
+
+  // Cancels every parked request (-2), stops a backup under way and waits
+  // until all that was submitted is durable. Call before stopping the
+  // io_context.
   void Shutdown();
 
   // Counted over the service's life, across recoveries.
@@ -327,7 +338,7 @@ class EngineService {
   // Under mu_: answers the steps already durable, then every other pending
   // step and parked request with `why`, then ends the committer; returns
   // the store, which nothing writes to any more.
-  std::unique_ptr<Store> DetachStore(Completions& ready, Status why);
+  std::shared_ptr<Store> DetachStore(Completions& ready, Status why);
   // On an I/O thread: detaches the failed store if still attached, closes
   // it (Store::Close), opens it again and loads a new engine; or, when any
   // of that fails, arms the next attempt.
@@ -341,10 +352,12 @@ class EngineService {
   boost::asio::io_context& io_;
   mutable std::mutex mu_;  // guards everything below
   boost::asio::steady_timer timer_;
-  std::unique_ptr<Store> store_;  // null while detached
+  // Null while detached. Shared with a backup under way, which may outlive
+  // its place here (it ends at its next step once the store is closed).
+  std::shared_ptr<Store> store_;
   // A failed store whose Close() has not yet succeeded, between recovery
   // attempts: it is not opened again before.
-  std::unique_ptr<Store> failed_store_;
+  std::shared_ptr<Store> failed_store_;
   std::unique_ptr<Sink> sink_;
   std::unique_ptr<Engine> engine_;
   const EngineOptions options_;  // without the sink: each engine has its own
@@ -373,6 +386,10 @@ class EngineService {
   std::optional<Time> timer_at_;
   // Set once, before serving: no timer (UseManualClock).
   ManualClock* manual_clock_ = nullptr;
+  bool backing_up_ = false;
+  // The backup's thread; last, so that it is stopped and joined before the
+  // rest is destroyed.
+  std::jthread backup_;
 };
 
 }  // namespace leasehold

@@ -36,6 +36,12 @@ Result<DurableState> Store::LoadAll() {
   return state;
 }
 
+Status Store::Backup(const std::string& /*destination*/,
+                     std::stop_token /*stop*/) {
+  return Status(StatusCode::kNotSupported,
+                Describe() + " keeps no files of its own to copy");
+}
+
 std::string_view LockRowProblem(bool has_session, std::int64_t owner,
                                 std::int64_t mode, std::int64_t count,
                                 std::int64_t limit) {

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <stop_token>
 #include <string>
 #include <string_view>
 
@@ -70,6 +71,18 @@ class Store {
   // after it. The default does nothing: a store whose failed Append leaves
   // nothing behind (PostgreSQL rolls it back) needs nothing.
   virtual Status Close() { return Status::Ok(); }
+
+  // Writes a consistent copy of the durable state to `destination` (an
+  // empty file, or none: it is created), in the form the store opens as
+  // its data (SQLite: a database file). Runs on a thread of its own while
+  // Append goes on: every batch whose Append returned before the call is in
+  // the copy, and an Append waits at most for one short step of it, never
+  // for the whole copy; nothing is held in memory whole. kUnavailable when
+  // `stop` is requested or the store is closed meanwhile (`destination` is
+  // then incomplete), or when writing it fails. The default, for stores
+  // whose data is not theirs to copy, answers kNotSupported, saying how it
+  // is backed up instead.
+  virtual Status Backup(const std::string& destination, std::stop_token stop);
   // Where the data lives, for logs: "sqlite:/var/lib/leasehold/leasehold.db".
   virtual std::string Describe() const = 0;
 };

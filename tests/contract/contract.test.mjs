@@ -489,6 +489,16 @@ describe("docs/openapi.yaml against a real server", () => {
     reached.get(op.operationId).add(401);
   });
 
+  test("a backup: the admin's, a SQLite file; not_supported on the memory store", async () => {
+    const backup = await open.call("GET", "/v1/admin/backup", { expect: 200 });
+    assert.ok(backup.text.startsWith("SQLite format 3"), "the body is a SQLite database");
+    await secured.call("GET", "/v1/admin/backup", { expect: 401 });
+    assert.equal(errorCode(await secured.call("GET", "/v1/admin/backup", { token: readToken, expect: 403 })),
+      "forbidden");
+    await secured.call("GET", "/v1/admin/backup", { token: adminToken, expect: 200 });
+    assert.equal(errorCode(await manual.call("GET", "/v1/admin/backup", { expect: 501 })), "not_supported");
+  });
+
   test("the manual clock: only with --clock manual, moved by POST", async () => {
     assert.equal(errorCode(await open.call("GET", "/v1/testing/clock", { expect: 404 })), "not_found");
     await open.call("POST", "/v1/testing/clock", { body: { advance_ms: 1000 }, expect: 404 });

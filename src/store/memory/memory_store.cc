@@ -12,6 +12,14 @@ class MemoryStore final : public Store {
 
   Result<Reservations> Load(const Visitors& visit) override;
   Status Append(const JournalBatch& batch) override;
+  Status Backup(const std::string& /*destination*/,
+                std::stop_token /*stop*/) override {
+    return Status(StatusCode::kNotSupported,
+                  "the memory store (--store memory) keeps nothing on disk: "
+                  "there is nothing to back up, and its data ends with the "
+                  "process");
+  }
+
   std::string Describe() const override {
     return "memory (nothing on disk; gone when the process ends)";
   }

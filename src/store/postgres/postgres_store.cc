@@ -59,6 +59,17 @@ class PostgresStore final : public Store {
                   st.message() + "; then: " + again.message());
   }
 
+  // The data is PostgreSQL's, and so is its backup: a copy taken here
+  // would miss what PostgreSQL's own tools keep (WAL archive, standbys).
+  Status Backup(const std::string& /*destination*/,
+                std::stop_token /*stop*/) override {
+    return Status(StatusCode::kNotSupported,
+                  "the data is in PostgreSQL (schema " + options_.schema +
+                      "): back it up with PostgreSQL's own tools "
+                      "(pg_basebackup with WAL archiving for point-in-time "
+                      "recovery, or pg_dump --schema), see docs/ha.md");
+  }
+
   std::string Describe() const override {
     return params_.Describe() + " schema=" + options_.schema;
   }

@@ -1,8 +1,11 @@
 #include "store/sqlite/sqlite_store.h"
 
+#include <atomic>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 #include "sqlite/database.h"
@@ -30,6 +33,11 @@ bool HasSqliteHeader(const std::string& path) {
          std::string_view(header, sizeof header) ==
              std::string_view("SQLite format 3\0", 16);
 }
+
+// Pages a backup copies per step, holding the connection: 512 KiB at the
+// default page size, well under a millisecond from the page cache, so an
+// Append waits at most that long for a backup.
+constexpr int kBackupStepPages = 128;
 
 std::int64_t ToMicros(Time t) { return t.time_since_epoch().count(); }
 Time FromMicros(std::int64_t us) { return Time(Duration(us)); }
@@ -131,6 +139,7 @@ class SqliteStore final : public Store {
 
   Status Append(const JournalBatch& batch) override {
     if (batch.empty()) return Status::Ok();
+    const std::unique_lock<std::mutex> lock = LockForWriter();
     if (Status st = Run(begin_); !st.ok()) return st;
     for (const JournalEntry& e : batch) {
       if (Status st = Apply(e); !st.ok()) {
@@ -150,6 +159,8 @@ class SqliteStore final : public Store {
   // Every step writes afresh what it syncs: nothing relies on a retried
   // fsync of data whose fsync once failed.
   Status Close() override {
+    const std::unique_lock<std::mutex> lock = LockForWriter();
+    closed_ = true;  // a backup under way ends at its next step
     if (sqlite3_wal_checkpoint_v2(db_.handle(), nullptr,
                                   SQLITE_CHECKPOINT_TRUNCATE, nullptr,
                                   nullptr) != SQLITE_OK) {
@@ -171,9 +182,83 @@ class SqliteStore final : public Store {
     return Status::Ok();
   }
 
+  // SQLite's online backup, in steps on this connection: between steps
+  // Appends go on, and SQLite writes each page they change into the copy
+  // too (a write through the backup's own source connection updates it),
+  // so the copy is the state at its last step, which holds every batch
+  // appended before it began.
+  Status Backup(const std::string& destination, std::stop_token stop) override {
+    Database copy;
+    if (Status st =
+            copy.Open(destination, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+                                       SQLITE_OPEN_NOMUTEX);
+        !st.ok()) {
+      return st;
+    }
+    // A scratch file: whoever keeps it makes it durable.
+    if (Status st =
+            copy.Exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF");
+        !st.ok()) {
+      return st;
+    }
+    sqlite3_backup* backup = nullptr;
+    {
+      std::lock_guard lock(connection_mu_);
+      if (closed_) return ClosedDuringBackup();
+      backup = sqlite3_backup_init(copy.handle(), "main", db_.handle(), "main");
+    }
+    if (backup == nullptr) {
+      return copy.LastError("cannot start a backup of " + path_);
+    }
+    int rc = SQLITE_OK;
+    bool closed = false;
+    while (rc == SQLITE_OK || rc == SQLITE_BUSY || rc == SQLITE_LOCKED) {
+      {
+        std::lock_guard lock(connection_mu_);
+        closed = closed_;
+        if (closed || stop.stop_requested()) break;
+        rc = sqlite3_backup_step(backup, kBackupStepPages);
+      }
+      // An Append waiting for the connection goes before the next step.
+      while (writers_waiting_.load(std::memory_order_acquire) > 0) {
+        std::this_thread::yield();
+      }
+    }
+    {
+      // Detaches the backup from this connection's pages: under the lock.
+      std::lock_guard lock(connection_mu_);
+      (void)sqlite3_backup_finish(backup);
+    }
+    if (closed) return ClosedDuringBackup();
+    if (rc != SQLITE_DONE) {
+      if (stop.stop_requested()) {
+        return Status(StatusCode::kUnavailable,
+                      "the backup was stopped: the server is stopping");
+      }
+      return copy.LastError("cannot write the backup of " + path_ + " to " +
+                            destination);
+    }
+    return Status::Ok();
+  }
+
   std::string Describe() const override { return "sqlite:" + path_; }
 
  private:
+  static Status ClosedDuringBackup() {
+    return Status(StatusCode::kUnavailable,
+                  "the store failed during the backup and is being reopened; "
+                  "try again once /healthz answers 200");
+  }
+
+  // The connection, for Append and Close: a backup between two steps lets
+  // them go first (writers_waiting_).
+  std::unique_lock<std::mutex> LockForWriter() {
+    writers_waiting_.fetch_add(1, std::memory_order_acq_rel);
+    std::unique_lock lock(connection_mu_);
+    writers_waiting_.fetch_sub(1, std::memory_order_acq_rel);
+    return lock;
+  }
+
   // One durable write before the store serves: the schema version written
   // again (SQLite rewrites the header page even when the value is the
   // same), a WAL frame and its fsync. A disk that cannot take a write now
@@ -600,6 +685,11 @@ class SqliteStore final : public Store {
   }
 
   std::string path_;
+  // Append, Close and each step of a Backup (another thread) take turns on
+  // the connection.
+  std::mutex connection_mu_;
+  std::atomic<int> writers_waiting_{0};
+  bool closed_ = false;  // guarded by connection_mu_
   Database db_;
   int schema_version_ = 0;
   Statement begin_, commit_, rollback_, put_key_, put_lease_, delete_key_,

@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <atomic>
 #include <fstream>
 #include <iterator>
+#include <thread>
 
 #include "store/sqlite/migrations.h"
 #include "tests/testing/temp_dir.h"
@@ -44,6 +46,73 @@ std::int64_t RawQueryInt(const std::string& path, const std::string& sql) {
   sqlite3_finalize(s);
   sqlite3_close(db);
   return v;
+}
+
+// A record of `bytes` bytes at key `key` of namespace "docs".
+JournalEntry PutKey(const std::string& key, std::size_t bytes) {
+  JournalEntry e;
+  e.kind = JournalEntry::Kind::kPutKey;
+  e.row.ns = "docs";
+  e.row.key = key;
+  e.row.has_record = true;
+  e.row.body = std::string(bytes, 'x');
+  e.row.version = 1;
+  return e;
+}
+
+// Backup while another thread appends: the copy, opened as a store, holds
+// every batch appended before the backup began and the database spans
+// many backup steps (128 pages each), so appends land between them.
+TEST(SqliteStore, ABackupHoldsEveryBatchAppendedBeforeItWhileAppendsGoOn) {
+  TempDir dir;
+  auto store = OpenSqliteStore(dir.File("l.db"));
+  ASSERT_TRUE(store.has_value()) << store.error().ToString();
+  for (int i = 0; i < 400; ++i) {  // ~4 MiB: about 8 steps
+    ASSERT_TRUE(
+        (*store)->Append({PutKey("before-" + std::to_string(i), 10000)}).ok());
+  }
+  std::atomic<bool> stop{false};
+  std::atomic<int> during{0};
+  std::thread writer([&] {
+    for (int i = 0; !stop.load(); ++i) {
+      ASSERT_TRUE(
+          (*store)->Append({PutKey("during-" + std::to_string(i), 3000)}).ok());
+      during = i + 1;
+    }
+  });
+  const Status backed_up = (*store)->Backup(dir.File("copy.db"), {});
+  stop = true;
+  writer.join();
+  ASSERT_TRUE(backed_up.ok()) << backed_up.ToString();
+  EXPECT_GT(during.load(), 0);
+  EXPECT_EQ(RawQueryInt(dir.File("copy.db"),
+                        "SELECT count(*) FROM keys WHERE key LIKE 'before-%'"),
+            400);
+  auto copy = OpenSqliteStore(dir.File("copy.db"));  // checks every page
+  ASSERT_TRUE(copy.has_value()) << copy.error().ToString();
+  auto state = (*copy)->LoadAll();
+  ASSERT_TRUE(state.has_value()) << state.error().ToString();
+  EXPECT_GE(state->rows.size(), 400u);
+}
+
+TEST(SqliteStore, ABackupStopsWhenAskedOrOnceTheStoreIsClosed) {
+  TempDir dir;
+  auto store = OpenSqliteStore(dir.File("l.db"));
+  ASSERT_TRUE(store.has_value()) << store.error().ToString();
+  ASSERT_TRUE((*store)->Append({PutKey("k", 10)}).ok());
+  std::stop_source stop;
+  stop.request_stop();
+  const Status stopped = (*store)->Backup(dir.File("a.db"), stop.get_token());
+  EXPECT_EQ(stopped.code(), StatusCode::kUnavailable) << stopped.ToString();
+  ASSERT_TRUE((*store)->Close().ok());
+  const Status closed = (*store)->Backup(dir.File("b.db"), {});
+  EXPECT_EQ(closed.code(), StatusCode::kUnavailable) << closed.ToString();
+  EXPECT_NE(closed.message().find("failed during the backup"),
+            std::string::npos);
+  const Status nowhere = OpenSqliteStore(dir.File("c.db"))
+                             .value()
+                             ->Backup(dir.File("no/such/dir/x.db"), {});
+  EXPECT_EQ(nowhere.code(), StatusCode::kUnavailable) << nowhere.ToString();
 }
 
 TEST(SqliteStore, CreatesAVersionedWalDatabase) {
