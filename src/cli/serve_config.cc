@@ -15,46 +15,104 @@ namespace {
 
 // docs/configuration.md states the same, column by column.
 constexpr ConfigOption kOptions[] = {
-    {.key = "listen", .type = "string", .default_text = "127.0.0.1:7070",
+    {.key = "listen",
+     .type = "string",
+     .default_text = "127.0.0.1:7070",
      .choices = "ADDRESS:PORT"},
     {.key = "data", .type = "string", .default_text = "./leasehold-data"},
-    {.key = "store", .type = "string", .default_text = "none",
+    {.key = "store",
+     .type = "string",
+     .default_text = "none",
      .choices = "postgresql://…, memory"},
     {.key = "store_schema", .type = "string", .default_text = "leasehold"},
-    {.key = "clock", .type = "string", .default_text = "real",
+    {.key = "clock",
+     .type = "string",
+     .default_text = "real",
      .choices = "real, manual"},
-    {.key = "synchronous", .type = "string", .default_text = "FULL",
+    {.key = "synchronous",
+     .type = "string",
+     .default_text = "FULL",
      .choices = "FULL, NORMAL"},
-    {.key = "io_threads", .type = "integer",
-     .default_text = "2", .min = 1, .max = kMaxIoThreads},
-    {.key = "max_connections", .type = "integer", .unit = "connections",
-     .default_text = "1024", .min = 1, .max = kNoMaximum},
-    {.key = "request_timeout_ms", .type = "integer", .unit = "ms",
-     .default_text = "30000", .min = 1, .max = kNoMaximum},
-    {.key = "http_body_limit", .type = "integer", .unit = "bytes",
-     .default_text = "1048576", .min = 1, .max = kNoMaximum},
-    {.key = "max_body_bytes", .type = "integer", .unit = "bytes",
-     .default_text = "1048576", .min = 1, .max = kNoMaximum},
-    {.key = "default_session_ttl_ms", .type = "integer", .unit = "ms",
-     .default_text = "30000", .min = 1, .max = kNoMaximum},
-    {.key = "max_session_ttl_ms", .type = "integer", .unit = "ms",
-     .default_text = "86400000", .min = 1, .max = kNoMaximum},
-    {.key = "max_checkout_ttl_ms", .type = "integer", .unit = "ms",
-     .default_text = "604800000", .min = 1, .max = kNoMaximum},
-    {.key = "tokens", .type = "list", .default_text = "none",
+    {.key = "io_threads",
+     .type = "integer",
+     .default_text = "2",
+     .min = 1,
+     .max = kMaxIoThreads},
+    {.key = "max_connections",
+     .type = "integer",
+     .unit = "connections",
+     .default_text = "1024",
+     .min = 1,
+     .max = kNoMaximum},
+    {.key = "request_timeout_ms",
+     .type = "integer",
+     .unit = "ms",
+     .default_text = "30000",
+     .min = 1,
+     .max = kNoMaximum},
+    {.key = "http_body_limit",
+     .type = "integer",
+     .unit = "bytes",
+     .default_text = "1048576",
+     .min = 1,
+     .max = kNoMaximum},
+    {.key = "max_body_bytes",
+     .type = "integer",
+     .unit = "bytes",
+     .default_text = "1048576",
+     .min = 1,
+     .max = kNoMaximum},
+    {.key = "default_session_ttl_ms",
+     .type = "integer",
+     .unit = "ms",
+     .default_text = "30000",
+     .min = 1,
+     .max = kNoMaximum},
+    {.key = "max_session_ttl_ms",
+     .type = "integer",
+     .unit = "ms",
+     .default_text = "86400000",
+     .min = 1,
+     .max = kNoMaximum},
+    {.key = "max_checkout_ttl_ms",
+     .type = "integer",
+     .unit = "ms",
+     .default_text = "604800000",
+     .min = 1,
+     .max = kNoMaximum},
+    {.key = "tokens", .type = "list", .default_text = "none", .live = true},
+    {.key = "namespaces",
+     .type = "object",
+     .default_text = "none",
      .live = true},
-    {.key = "namespaces", .type = "object", .default_text = "none",
+    {.key = "namespaces.NS.require_token",
+     .type = "boolean",
+     .default_text = "false",
+     .choices = "true, false",
      .live = true},
-    {.key = "namespaces.NS.require_token", .type = "boolean",
-     .default_text = "false", .choices = "true, false", .live = true},
-    {.key = "namespaces.NS.outbox_max_attempts", .type = "integer",
-     .default_text = "10", .min = 1, .max = 1'000'000, .live = true},
-    {.key = "namespaces.NS.max_transaction_ms", .type = "integer",
-     .unit = "ms", .default_text = "0", .min = 0,
-     .max = kLongestTransactionLimitMs, .live = true},
-    {.key = "namespaces.NS.lock_delay_ms", .type = "integer", .unit = "ms",
-     .default_text = "0", .min = 0, .max = kLongestLockDelayMs, .live = true},
-    {.key = "namespaces.NS.locks", .type = "string", .default_text = "durable",
+    {.key = "namespaces.NS.outbox_max_attempts",
+     .type = "integer",
+     .default_text = "10",
+     .min = 1,
+     .max = 1'000'000,
+     .live = true},
+    {.key = "namespaces.NS.max_transaction_ms",
+     .type = "integer",
+     .unit = "ms",
+     .default_text = "0",
+     .min = 0,
+     .max = kLongestTransactionLimitMs,
+     .live = true},
+    {.key = "namespaces.NS.lock_delay_ms",
+     .type = "integer",
+     .unit = "ms",
+     .default_text = "0",
+     .min = 0,
+     .max = kLongestLockDelayMs,
+     .live = true},
+    {.key = "namespaces.NS.locks",
+     .type = "string",
+     .default_text = "durable",
      .choices = "durable, memory"},
 };
 
@@ -204,10 +262,9 @@ Status CheckValue(const ConfigOption& o, const json::value& v,
       rest = comma == std::string_view::npos ? "" : rest.substr(comma + 2);
     }
     if (!listed) {
-      return Status(StatusCode::kBadRequest, where + name + " must be one of " +
-                                                 std::string(o.choices) +
-                                                 ", not \"" +
-                                                 std::string(text) + "\"");
+      return Status(StatusCode::kBadRequest,
+                    where + name + " must be one of " + std::string(o.choices) +
+                        ", not \"" + std::string(text) + "\"");
     }
   }
   return Status::Ok();
@@ -219,15 +276,16 @@ Result<NamespaceOptions> ReadNamespace(std::string_view ns,
   // A namespace no request can name would never apply: refused as every
   // endpoint refuses it.
   if (Status st = ValidateName(ns, "namespace"); !st.ok()) {
-    return Error(StatusCode::kBadRequest, "config: namespaces: \"" +
-                                              std::string(ns) +
-                                              "\": " + st.message());
+    return Error(
+        StatusCode::kBadRequest,
+        "config: namespaces: \"" + std::string(ns) + "\": " + st.message());
   }
   const std::string where = "config: namespaces." + std::string(ns) + ": ";
   if (!opts.is_object()) {
     return Error(StatusCode::kBadRequest,
-                 where + "must be an object of options, e.g. "
-                         "{\"lock_delay_ms\": 5000}");
+                 where +
+                     "must be an object of options, e.g. "
+                     "{\"lock_delay_ms\": 5000}");
   }
   NamespaceOptions o;
   for (const auto& [name, option] : opts.as_object()) {
