@@ -225,6 +225,9 @@ int RunServe(const ServeFlags& flags) {
   const Clock& clock =
       manual_clock ? static_cast<const Clock&>(manual) : real_clock;
   asio::io_context io;
+  // From here a SIGHUP no longer ends the process: it waits for the reload
+  // handler, armed once serving.
+  asio::signal_set hangup(io, SIGHUP);
   EngineOptions engine_options;
   engine_options.max_body_bytes = c.max_body_bytes;
   std::unique_ptr<EngineService> service;
@@ -323,7 +326,6 @@ int RunServe(const ServeFlags& flags) {
     api.SetCluster(node.get());
   }
 
-  asio::signal_set hangup(io, SIGHUP);
   ReloadOnHangUp(hangup, reloader);
   std::promise<int> stop;
   asio::signal_set signals(io, SIGINT, SIGTERM);

@@ -1,5 +1,6 @@
 // The settings of `leasehold serve` and its --config file: a JSON object,
-// every key optional, unknown keys refused (docs/api.md names the keys).
+// every key optional, unknown keys refused (ConfigOptions() below and
+// docs/configuration.md name the keys).
 // `serve` (serve.cc) weighs them against its command line; the config
 // fuzzer (fuzz/config_fuzz.cc) feeds ParseServeConfig any text.
 #ifndef LEASEHOLD_CLI_SERVE_CONFIG_H_

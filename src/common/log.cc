@@ -12,6 +12,7 @@ struct Settings {
 };
 Settings settings;
 std::mutex write_mu;
+std::function<void(std::string_view)> sink;  // empty: stderr
 
 // The length of the valid UTF-8 sequence at s[i], or 0 if there is none.
 std::size_t Utf8Length(std::string_view s, std::size_t i) {
@@ -111,6 +112,11 @@ void Configure(Level level, Format format) {
   settings = {level, format};
 }
 
+void SetSink(std::function<void(std::string_view line)> to) {
+  std::lock_guard lock(write_mu);
+  sink = std::move(to);
+}
+
 std::string FormatLine(Time at, Level level, Format format,
                        std::string_view message, const Fields& fields) {
   std::string out;
@@ -150,6 +156,7 @@ void Write(Level level, std::string_view message, const Fields& fields) {
   if (level < settings.level) return;
   const std::string line =
       FormatLine(now, level, settings.format, message, fields);
+  if (sink) return sink(line);
   // One write: a line is never split by another thread's.
   std::size_t done = 0;
   while (done < line.size()) {

@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -37,6 +38,11 @@ using Fields = std::vector<std::pair<std::string, std::string>>;
 
 // Lines below `level` are dropped. Call before other threads log.
 void Configure(Level level, Format format);
+
+// Where whole lines go: stderr, or `sink` while it is set (a test that
+// reads what was logged; empty: stderr again). Called under the log's
+// mutex: it must not log.
+void SetSink(std::function<void(std::string_view line)> sink);
 
 // One line, or nothing when `level` is below the configured one.
 void Write(Level level, std::string_view message, const Fields& fields = {});
