@@ -32,8 +32,8 @@ int Main(int argc, char** argv) {
   ServeFlags serve_flags;
   auto* serve = app.add_subcommand(
       "serve",
-      "Run the server in the foreground (logs to stderr; stops cleanly on "
-      "SIGTERM or SIGINT, exit 0)");
+      "Run the server in the foreground (logs to stderr; rereads --config on "
+      "SIGHUP; stops cleanly on SIGTERM or SIGINT, exit 0)");
   serve
       ->add_option("--listen", serve_flags.listen,
                    "ADDRESS:PORT (port 0: any free port)")
@@ -77,6 +77,17 @@ int Main(int argc, char** argv) {
   serve->add_option("--config", serve_flags.config, "JSON config file");
   serve->add_option("--port-file", serve_flags.port_file,
                     "write the bound port to this file once serving");
+  serve
+      ->add_option("--log-level", serve_flags.log_level,
+                   "the least severe log lines written to stderr")
+      ->check(CLI::IsMember({"debug", "info", "warn", "error"}))
+      ->capture_default_str();
+  serve
+      ->add_option("--log-format", serve_flags.log_format,
+                   "\"text\" (timestamp, level, message, key=value) or "
+                   "\"json\" (one {ts, level, msg, fields} object a line)")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
   serve->callback([&] {
     serve_flags.data_given = data_option->count() > 0;
     code = RunServe(serve_flags);

@@ -6,13 +6,15 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
-#include <iostream>
+#include <mutex>
 #include <thread>
 
 #include <unistd.h>
 
 #include "cli/serve_config.h"
+#include "cli/serve_reload.h"
 #include "cluster/cluster_node.h"
+#include "common/log.h"
 #include "common/manual_clock.h"
 #include "common/real_clock.h"
 #include "server/frontend.h"
@@ -123,25 +125,93 @@ std::string DefaultAdvertise(const ServeConfig& c, std::uint16_t port) {
          std::to_string(port);
 }
 
-void Log(const std::string& line) {
-  std::cerr << "leasehold: " << line << "\n";
+// Why the server could not start; exit code 1.
+int Refuse(const std::string& why) {
+  log::Error("cannot serve: " + why);
+  return 1;
+}
+
+// Rereads the --config file and applies it, whole or not at all
+// (serve_reload.h); one reload at a time, from a SIGHUP or
+// POST /v1/admin/reload. `running` holds what runs; only its live parts
+// change.
+class Reloader {
+ public:
+  Reloader(const ServeFlags& flags, ServeConfig& running,
+           EngineService& service, server::Api& api)
+      : flags_(flags), running_(running), service_(service), api_(api) {}
+
+  Status Reload(std::string_view by) {
+    std::lock_guard lock(mu_);
+    const log::Fields about = {{"config", flags_.config},
+                               {"by", std::string(by)}};
+    if (flags_.config.empty()) {
+      log::Warn("config reload refused: no --config file", about);
+      return Status(StatusCode::kBadRequest,
+                    "this server was started without --config: there is "
+                    "no config file to reload");
+    }
+    ServeConfig next;
+    Status st = Prepare(flags_, next);
+    if (st.ok()) st = CheckLiveChange(running_, next);
+    if (!st.ok()) {
+      log::Fields why = about;
+      why.emplace_back("error", st.message());
+      log::Warn("config reload refused; the running config stays", why);
+      return st;
+    }
+    const auto changes = NamespaceChanges(running_, next);
+    // Through the service, under its mutex, as every engine command.
+    for (const auto& [ns, options] : changes) {
+      service_.SetNamespaceOptions(ns, options);
+    }
+    api_.SetAuthenticator(next.api.auth);
+    running_.api.auth = next.api.auth;
+    running_.namespaces = next.namespaces;
+    log::Fields done = about;
+    done.emplace_back("tokens", std::to_string(next.api.auth.size()));
+    done.emplace_back("namespaces", std::to_string(next.namespaces.size()));
+    log::Info("config reloaded", done);
+    return Status::Ok();
+  }
+
+ private:
+  const ServeFlags& flags_;
+  ServeConfig& running_;
+  EngineService& service_;
+  server::Api& api_;
+  std::mutex mu_;
+};
+
+// Rereads the config on each SIGHUP until the io_context stops.
+void ReloadOnHangUp(asio::signal_set& hangup, Reloader& reloader) {
+  hangup.async_wait(
+      [&hangup, &reloader](const boost::system::error_code& ec, int) {
+        if (ec) return;
+        (void)reloader.Reload("SIGHUP");
+        ReloadOnHangUp(hangup, reloader);
+      });
 }
 
 }  // namespace
 
 int RunServe(const ServeFlags& flags) {
-  ServeConfig c;
-  if (Status st = Prepare(flags, c); !st.ok()) {
-    std::cerr << "leasehold serve: " << st.message() << "\n";
+  auto level = log::ParseLevel(flags.log_level);
+  auto format = log::ParseFormat(flags.log_format);
+  if (!level || !format) {
+    log::Error(!level ? level.error().message() : format.error().message());
     return 1;
   }
+  log::Configure(*level, *format);
+  ServeConfig c;
+  if (Status st = Prepare(flags, c); !st.ok()) return Refuse(st.message());
   // On PostgreSQL, one of several nodes (src/cluster).
   const bool clustered = !c.store.empty() && c.store != kMemoryStore;
   const bool manual_clock = c.clock == "manual";
   if (!clustered && (!flags.advertise.empty() || !flags.node.empty())) {
-    std::cerr << "leasehold serve: --advertise and --node name a node among "
-                 "several on PostgreSQL: they need --store postgresql://…\n";
-    return 1;
+    return Refuse(
+        "--advertise and --node name a node among several on PostgreSQL: "
+        "they need --store postgresql://…");
   }
   // On PostgreSQL the first open checks the URL and migrates the schema;
   // the node then stands by, and opens the store fenced by its epoch once
@@ -150,16 +220,16 @@ int RunServe(const ServeFlags& flags) {
   auto store = clustered
                    ? OpenPostgresStore(c.store, {.schema = c.store_schema})
                    : OpenConfiguredStore(c, 0, memory);
-  if (!store) {
-    std::cerr << "leasehold serve: " << store.error().message() << "\n";
-    return 1;
-  }
+  if (!store) return Refuse(store.error().message());
   const std::string where = (*store)->Describe();
   RealClock real_clock;
   ManualClock manual;
   const Clock& clock =
       manual_clock ? static_cast<const Clock&>(manual) : real_clock;
   asio::io_context io;
+  // From here a SIGHUP no longer ends the process: it waits for the reload
+  // handler, armed once serving.
+  asio::signal_set hangup(io, SIGHUP);
   EngineOptions engine_options;
   engine_options.max_body_bytes = c.max_body_bytes;
   std::unique_ptr<EngineService> service;
@@ -171,10 +241,7 @@ int RunServe(const ServeFlags& flags) {
   } else {
     auto opened =
         EngineService::Open(io, std::move(*store), engine_options, clock);
-    if (!opened) {
-      std::cerr << "leasehold serve: " << opened.error().message() << "\n";
-      return 1;
-    }
+    if (!opened) return Refuse(opened.error().message());
     service = std::move(*opened);
   }
   if (manual_clock) service->UseManualClock(manual);
@@ -194,7 +261,6 @@ int RunServe(const ServeFlags& flags) {
          }
          return n->ReopenStore();
        },
-       .log = Log,
        .on_failure =
            [&node_for_recovery] {
              if (auto* n = node_for_recovery.load()) n->StoreFailed();
@@ -203,6 +269,9 @@ int RunServe(const ServeFlags& flags) {
   server::Api& api = frontend.api();
   server::EventHub& hub = frontend.hub();
   server::HttpServer& http = frontend.http();
+  Reloader reloader(flags, c, *service, api);
+  api.SetReload(
+      [&reloader] { return reloader.Reload("POST /v1/admin/reload"); });
 
   auto work = asio::make_work_guard(io);
   std::vector<std::thread> threads;
@@ -215,7 +284,7 @@ int RunServe(const ServeFlags& flags) {
   }
   auto port = http.Start();
   if (!port) {
-    std::cerr << "leasehold serve: " << port.error().message() << "\n";
+    log::Error("cannot serve: " + port.error().message());
     work.reset();
     io.stop();
     for (auto& t : threads) t.join();
@@ -233,7 +302,6 @@ int RunServe(const ServeFlags& flags) {
                      .lease = milliseconds(flags.leader_lease_ms),
                      .margin = milliseconds(flags.leader_lease_ms / 4)};
     options.session_grace = milliseconds(flags.leader_lease_ms);
-    options.log = Log;
     options.on_leadership = [&hub, &clock, advertise = options.lease.advertise](
                                 std::uint64_t epoch) {
       if (epoch == 0) return;
@@ -248,7 +316,7 @@ int RunServe(const ServeFlags& flags) {
         std::move(options), *service,
         [&c](std::uint64_t epoch) { return OpenConfiguredStore(c, epoch); });
     if (!started) {
-      std::cerr << "leasehold serve: " << started.error().message() << "\n";
+      log::Error("cannot serve: " + started.error().message());
       http.Stop();
       work.reset();
       io.stop();
@@ -260,6 +328,7 @@ int RunServe(const ServeFlags& flags) {
     api.SetCluster(node.get());
   }
 
+  ReloadOnHangUp(hangup, reloader);
   std::promise<int> stop;
   asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&stop](const boost::system::error_code& ec, int signo) {
@@ -271,18 +340,24 @@ int RunServe(const ServeFlags& flags) {
     std::filesystem::rename(flags.port_file + ".tmp", flags.port_file,
                             fs_error);
   }
-  std::cerr << "leasehold: serving " << where << " on http://" << c.address
-            << ":" << *port
-            << (c.api.auth.enabled() ? " (bearer tokens required)"
-                                     : " (authentication off)")
-            << (manual_clock ? "; the clock is manual: it moves only by "
-                               "POST /v1/testing/clock"
-                             : "")
-            << "\n";
+  const bool v6 = c.address.find(':') != std::string::npos;
+  log::Fields serving = {
+      {"listen", "http://" + (v6 ? "[" + c.address + "]" : c.address) + ":" +
+                     std::to_string(*port)},
+      {"store", where},
+      {"auth", c.api.auth.enabled() ? "bearer tokens" : "off"},
+      {"config", flags.config.empty() ? "none" : flags.config},
+      {"io_threads", std::to_string(c.io_threads)}};
+  if (manual_clock) {
+    serving.emplace_back("clock",
+                         "manual: it moves only by POST "
+                         "/v1/testing/clock");
+  }
+  log::Info("serving " + where, serving);
 
   const int signo = stop.get_future().get();
-  std::cerr << "leasehold: signal " << signo
-            << ", stopping: no new connections, waiters cancelled\n";
+  log::Info("stopping: no new connections, waiters cancelled",
+            {{"signal", std::to_string(signo)}});
   http.Stop();
   service->Shutdown();  // answers waiters (-2) and flushes the store
   if (node != nullptr) node->Stop(/*resign=*/true);
@@ -292,10 +367,9 @@ int RunServe(const ServeFlags& flags) {
   work.reset();
   io.stop();
   for (auto& t : threads) t.join();
-  std::cerr << (c.store == kMemoryStore
-                    ? "leasehold: stopped; the data was in memory: it is gone\n"
-                    : "leasehold: stopped; every acknowledged change is on "
-                      "disk\n");
+  log::Info(c.store == kMemoryStore
+                ? "stopped; the data was in memory: it is gone"
+                : "stopped; every acknowledged change is on disk");
   return 0;
 }
 

@@ -24,8 +24,12 @@ struct ServeFlags {
   std::string advertise;
   std::string node;
   std::int64_t leader_lease_ms = 5000;
-  std::string config;     // JSON file; empty: none
-  std::string port_file;  // write the bound port here once serving
+  // JSON file; empty: none. SIGHUP and POST /v1/admin/reload reread it
+  // (serve_reload.h).
+  std::string config;
+  std::string port_file;            // write the bound port here once serving
+  std::string log_level = "info";   // debug, info, warn, error
+  std::string log_format = "text";  // text, or json: one object a line
 };
 
 // Returns the exit code: 0 after a clean SIGTERM/SIGINT shutdown, 1 when the

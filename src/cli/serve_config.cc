@@ -11,6 +11,128 @@ namespace leasehold::cli {
 namespace json = boost::json;
 using std::chrono::milliseconds;
 
+namespace {
+
+// docs/configuration.md states the same, column by column.
+constexpr ConfigOption kOptions[] = {
+    {.key = "listen",
+     .type = "string",
+     .default_text = "127.0.0.1:7070",
+     .choices = "ADDRESS:PORT"},
+    {.key = "data", .type = "string", .default_text = "./leasehold-data"},
+    {.key = "store",
+     .type = "string",
+     .default_text = "none",
+     .choices = "postgresql://…, memory"},
+    {.key = "store_schema", .type = "string", .default_text = "leasehold"},
+    {.key = "clock",
+     .type = "string",
+     .default_text = "real",
+     .choices = "real, manual"},
+    {.key = "synchronous",
+     .type = "string",
+     .default_text = "FULL",
+     .choices = "FULL, NORMAL"},
+    {.key = "io_threads",
+     .type = "integer",
+     .default_text = "2",
+     .min = 1,
+     .max = kMaxIoThreads},
+    {.key = "max_connections",
+     .type = "integer",
+     .unit = "connections",
+     .default_text = "1024",
+     .min = 1,
+     .max = kNoMaximum},
+    {.key = "request_timeout_ms",
+     .type = "integer",
+     .unit = "ms",
+     .default_text = "30000",
+     .min = 1,
+     .max = kNoMaximum},
+    {.key = "http_body_limit",
+     .type = "integer",
+     .unit = "bytes",
+     .default_text = "1048576",
+     .min = 1,
+     .max = kNoMaximum},
+    {.key = "max_body_bytes",
+     .type = "integer",
+     .unit = "bytes",
+     .default_text = "1048576",
+     .min = 1,
+     .max = kNoMaximum},
+    {.key = "default_session_ttl_ms",
+     .type = "integer",
+     .unit = "ms",
+     .default_text = "30000",
+     .min = 1,
+     .max = kNoMaximum},
+    {.key = "max_session_ttl_ms",
+     .type = "integer",
+     .unit = "ms",
+     .default_text = "86400000",
+     .min = 1,
+     .max = kNoMaximum},
+    {.key = "max_checkout_ttl_ms",
+     .type = "integer",
+     .unit = "ms",
+     .default_text = "604800000",
+     .min = 1,
+     .max = kNoMaximum},
+    {.key = "tokens", .type = "list", .default_text = "none", .live = true},
+    {.key = "namespaces",
+     .type = "object",
+     .default_text = "none",
+     .live = true},
+    {.key = "namespaces.NS.require_token",
+     .type = "boolean",
+     .default_text = "false",
+     .choices = "true, false",
+     .live = true},
+    {.key = "namespaces.NS.outbox_max_attempts",
+     .type = "integer",
+     .default_text = "10",
+     .min = 1,
+     .max = 1'000'000,
+     .live = true},
+    {.key = "namespaces.NS.max_transaction_ms",
+     .type = "integer",
+     .unit = "ms",
+     .default_text = "0",
+     .min = 0,
+     .max = kLongestTransactionLimitMs,
+     .live = true},
+    {.key = "namespaces.NS.lock_delay_ms",
+     .type = "integer",
+     .unit = "ms",
+     .default_text = "0",
+     .min = 0,
+     .max = kLongestLockDelayMs,
+     .live = true},
+    {.key = "namespaces.NS.locks",
+     .type = "string",
+     .default_text = "durable",
+     .choices = "durable, memory"},
+};
+
+}  // namespace
+
+std::span<const ConfigOption> ConfigOptions() { return kOptions; }
+
+const ConfigOption* FindConfigOption(std::string_view key) {
+  for (const ConfigOption& o : kOptions) {
+    if (o.key == key) return &o;
+  }
+  return nullptr;
+}
+
+std::string RangeText(const ConfigOption& o) {
+  if (o.type != "integer") return std::string(o.choices);
+  if (o.max == kNoMaximum) return ">= " + std::to_string(o.min);
+  return std::to_string(o.min) + ".." + std::to_string(o.max);
+}
+
 Status ParseListen(const std::string& listen, ServeConfig& c) {
   const std::size_t colon = listen.rfind(':');
   if (colon == std::string::npos) {
@@ -106,6 +228,98 @@ Result<std::vector<server::TokenGrant>> ReadTokens(const json::value& v) {
   return grants;
 }
 
+// Refuses a value of the wrong type, out of range or not among the
+// option's choices; `where` starts the message.
+Status CheckValue(const ConfigOption& o, const json::value& v,
+                  const std::string& where) {
+  const std::string name =
+      "\"" + std::string(o.key.substr(o.key.rfind('.') + 1)) + "\"";
+  bool typed = false;
+  if (o.type == "string") typed = v.is_string();
+  if (o.type == "integer") typed = v.is_int64();
+  if (o.type == "boolean") typed = v.is_bool();
+  if (o.type == "list") typed = v.is_array();
+  if (o.type == "object") typed = v.is_object();
+  if (!typed) {
+    return Status(StatusCode::kBadRequest,
+                  where + name + " must be " +
+                      (o.type == "integer" ? "an " : "a ") +
+                      std::string(o.type));
+  }
+  if (v.is_int64() && (v.as_int64() < o.min || v.as_int64() > o.max)) {
+    return Status(StatusCode::kBadRequest,
+                  where + name + " must be " + RangeText(o) +
+                      (o.unit.empty() ? "" : " (" + std::string(o.unit) + ")") +
+                      ", not " + std::to_string(v.as_int64()));
+  }
+  if (v.is_string() && o.type == "string" && o.key.starts_with("namespaces.")) {
+    // A namespace's string options take only their listed choices.
+    const std::string_view text = v.as_string();
+    bool listed = false;
+    for (std::string_view rest = o.choices; !rest.empty();) {
+      const std::size_t comma = rest.find(", ");
+      listed = listed || rest.substr(0, comma) == text;
+      rest = comma == std::string_view::npos ? "" : rest.substr(comma + 2);
+    }
+    if (!listed) {
+      return Status(StatusCode::kBadRequest,
+                    where + name + " must be one of " + std::string(o.choices) +
+                        ", not \"" + std::string(text) + "\"");
+    }
+  }
+  return Status::Ok();
+}
+
+// One entry of "namespaces": {"NS": {option: value, ...}}.
+Result<NamespaceOptions> ReadNamespace(std::string_view ns,
+                                       const json::value& opts) {
+  // A namespace no request can name would never apply: refused as every
+  // endpoint refuses it.
+  if (Status st = ValidateName(ns, "namespace"); !st.ok()) {
+    return Error(
+        StatusCode::kBadRequest,
+        "config: namespaces: \"" + std::string(ns) + "\": " + st.message());
+  }
+  const std::string where = "config: namespaces." + std::string(ns) + ": ";
+  if (!opts.is_object()) {
+    return Error(StatusCode::kBadRequest,
+                 where +
+                     "must be an object of options, e.g. "
+                     "{\"lock_delay_ms\": 5000}");
+  }
+  NamespaceOptions o;
+  for (const auto& [name, option] : opts.as_object()) {
+    const ConfigOption* known =
+        name.contains('.')
+            ? nullptr
+            : FindConfigOption("namespaces.NS." + std::string(name));
+    if (known == nullptr) {
+      return Error(StatusCode::kBadRequest,
+                   where + "\"" + std::string(name) +
+                       "\" is unknown; a namespace takes require_token, "
+                       "outbox_max_attempts, max_transaction_ms, locks "
+                       "(\"durable\"|\"memory\") and lock_delay_ms");
+    }
+    if (Status st = CheckValue(*known, option, where); !st.ok()) {
+      return std::unexpected(st);
+    }
+    const std::int64_t n = option.is_int64() ? option.as_int64() : 0;
+    if (name == "require_token") {
+      o.require_token = option.as_bool();
+    } else if (name == "outbox_max_attempts") {
+      o.outbox_max_attempts = static_cast<std::uint32_t>(n);
+    } else if (name == "max_transaction_ms") {
+      o.max_transaction = milliseconds(n);
+    } else if (name == "lock_delay_ms") {
+      o.lock_delay = milliseconds(n);
+    } else if (name == "locks") {
+      o.locks = option.as_string() == "memory" ? LockDurability::kMemory
+                                               : LockDurability::kDurable;
+    }
+  }
+  return o;
+}
+
 }  // namespace
 
 Status ReadServeConfig(const std::string& path, ServeConfig& c,
@@ -128,46 +342,47 @@ Status ParseServeConfig(std::string_view text, const std::string& path,
                   "config " + path + " is not a JSON object");
   }
   for (const auto& [key, value] : v.as_object()) {
-    auto ms = [&](milliseconds& out) {
-      if (!value.is_int64() || value.as_int64() <= 0) return false;
-      out = milliseconds(value.as_int64());
-      return true;
-    };
-    bool ok = true;
-    if (key == "listen" && value.is_string()) {
+    // A namespace's options are keys of "namespaces", never of the top.
+    const ConfigOption* o = key.contains('.') ? nullptr : FindConfigOption(key);
+    if (o == nullptr) {
+      return Status(StatusCode::kBadRequest,
+                    "config " + path + ": key \"" + std::string(key) +
+                        "\" is unknown (docs/configuration.md lists the keys)");
+    }
+    if (Status st = CheckValue(*o, value, "config " + path + ": "); !st.ok()) {
+      return st;
+    }
+    const std::int64_t n = value.is_int64() ? value.as_int64() : 0;
+    if (key == "listen") {
       listen = value.as_string();
-    } else if (key == "data" && value.is_string()) {
+    } else if (key == "data") {
       data = value.as_string();
       data_given = true;
-    } else if (key == "store" && value.is_string()) {
+    } else if (key == "store") {
       c.store = value.as_string();
-    } else if (key == "clock" && value.is_string()) {
+    } else if (key == "clock") {
       c.clock = value.as_string();
-    } else if (key == "store_schema" && value.is_string()) {
+    } else if (key == "store_schema") {
       c.store_schema = value.as_string();
-    } else if (key == "synchronous" && value.is_string()) {
+    } else if (key == "synchronous") {
       c.synchronous = value.as_string();
       c.synchronous_given = true;
     } else if (key == "default_session_ttl_ms") {
-      ok = ms(c.api.default_session_ttl);
+      c.api.default_session_ttl = milliseconds(n);
     } else if (key == "max_session_ttl_ms") {
-      ok = ms(c.api.max_session_ttl);
+      c.api.max_session_ttl = milliseconds(n);
     } else if (key == "max_checkout_ttl_ms") {
-      ok = ms(c.api.max_checkout_ttl);
+      c.api.max_checkout_ttl = milliseconds(n);
     } else if (key == "request_timeout_ms") {
-      ok = ms(c.http.request_timeout);
-    } else if (key == "max_body_bytes" && value.is_int64() &&
-               value.as_int64() > 0) {
-      c.max_body_bytes = static_cast<std::size_t>(value.as_int64());
-    } else if (key == "http_body_limit" && value.is_int64() &&
-               value.as_int64() > 0) {
-      c.http.body_limit = static_cast<std::size_t>(value.as_int64());
-    } else if (key == "io_threads" && value.is_int64() &&
-               value.as_int64() >= 1 && value.as_int64() <= kMaxIoThreads) {
-      c.io_threads = static_cast<int>(value.as_int64());
-    } else if (key == "max_connections" && value.is_int64() &&
-               value.as_int64() > 0) {
-      c.http.max_connections = static_cast<std::size_t>(value.as_int64());
+      c.http.request_timeout = milliseconds(n);
+    } else if (key == "max_body_bytes") {
+      c.max_body_bytes = static_cast<std::size_t>(n);
+    } else if (key == "http_body_limit") {
+      c.http.body_limit = static_cast<std::size_t>(n);
+    } else if (key == "io_threads") {
+      c.io_threads = static_cast<int>(n);
+    } else if (key == "max_connections") {
+      c.http.max_connections = static_cast<std::size_t>(n);
     } else if (key == "tokens") {
       auto grants = ReadTokens(value);
       if (!grants) return grants.error();
@@ -177,57 +392,12 @@ Status ParseServeConfig(std::string_view text, const std::string& path,
                       "config: tokens: " + auth.error().message());
       }
       c.api.auth = std::move(*auth);
-    } else if (key == "namespaces" && value.is_object()) {
+    } else if (key == "namespaces") {
       for (const auto& [ns, opts] : value.as_object()) {
-        // A namespace no request can name would never apply: refused as
-        // every endpoint refuses it.
-        if (Status st = ValidateName(ns, "namespace"); !st.ok()) {
-          return Status(StatusCode::kBadRequest, "config: namespaces: \"" +
-                                                     std::string(ns) +
-                                                     "\": " + st.message());
-        }
-        NamespaceOptions o;
-        const Status bad(StatusCode::kBadRequest,
-                         "config: namespaces." + std::string(ns) +
-                             " must be {\"require_token\": true|false, "
-                             "\"outbox_max_attempts\": n >= 1, "
-                             "\"max_transaction_ms\": n >= 0, "
-                             "\"locks\": \"durable\"|\"memory\", "
-                             "\"lock_delay_ms\": 0 <= n <= 3600000}");
-        if (!opts.is_object()) return bad;
-        for (const auto& [name, option] : opts.as_object()) {
-          if (name == "require_token" && option.is_bool()) {
-            o.require_token = option.as_bool();
-          } else if (name == "outbox_max_attempts" && option.is_int64() &&
-                     option.as_int64() >= 1 && option.as_int64() <= 1'000'000) {
-            o.outbox_max_attempts =
-                static_cast<std::uint32_t>(option.as_int64());
-          } else if (name == "max_transaction_ms" && option.is_int64() &&
-                     option.as_int64() >= 0 &&
-                     option.as_int64() <= kLongestTransactionLimitMs) {
-            o.max_transaction = std::chrono::milliseconds(option.as_int64());
-          } else if (name == "lock_delay_ms" && option.is_int64() &&
-                     option.as_int64() >= 0 &&
-                     option.as_int64() <= kLongestLockDelayMs) {
-            o.lock_delay = std::chrono::milliseconds(option.as_int64());
-          } else if (name == "locks" && option.is_string() &&
-                     (option.as_string() == "durable" ||
-                      option.as_string() == "memory")) {
-            o.locks = option.as_string() == "memory" ? LockDurability::kMemory
-                                                     : LockDurability::kDurable;
-          } else {
-            return bad;
-          }
-        }
-        c.namespaces.emplace_back(std::string(ns), o);
+        auto options = ReadNamespace(ns, opts);
+        if (!options) return options.error();
+        c.namespaces.emplace_back(std::string(ns), *options);
       }
-    } else {
-      ok = false;
-    }
-    if (!ok) {
-      return Status(StatusCode::kBadRequest,
-                    "config " + path + ": key \"" + std::string(key) +
-                        "\" is unknown or has the wrong type");
     }
   }
   return Status::Ok();

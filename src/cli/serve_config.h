@@ -1,5 +1,6 @@
 // The settings of `leasehold serve` and its --config file: a JSON object,
-// every key optional, unknown keys refused (docs/api.md names the keys).
+// every key optional, unknown keys refused (ConfigOptions() below and
+// docs/configuration.md name the keys).
 // `serve` (serve.cc) weighs them against its command line; the config
 // fuzzer (fuzz/config_fuzz.cc) feeds ParseServeConfig any text.
 #ifndef LEASEHOLD_CLI_SERVE_CONFIG_H_
@@ -7,6 +8,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -47,6 +50,34 @@ struct ServeConfig {
   int io_threads = kDefaultIoThreads;  // threads running HTTP and the engine
   std::vector<std::pair<std::string, NamespaceOptions>> namespaces;
 };
+
+// One key of the --config file, with what docs/configuration.md says of
+// it (a test holds the two equal). The parser looks every key up here:
+// a key not listed is refused, and an integer outside min..max too.
+struct ConfigOption {
+  std::string_view key = "";   // "io_threads"; "namespaces.NS.lock_delay_ms"
+  std::string_view type = "";  // "string", "integer", "boolean", "list"...
+  std::string_view unit = "";  // "ms", "bytes", "" (none)
+  std::string_view default_text = "";
+  // Integers: the range the parser allows. Others: the values it takes
+  // ("" when any value of the type).
+  std::int64_t min = 0;
+  std::int64_t max = 0;
+  std::string_view choices = "";
+  // Whether a reload (SIGHUP, POST /v1/admin/reload) applies a change; a
+  // change to one that does not is refused: it needs a restart.
+  bool live = false;
+};
+inline constexpr std::int64_t kNoMaximum =
+    std::numeric_limits<std::int64_t>::max();
+
+// Every config key, in the order docs/configuration.md lists them.
+std::span<const ConfigOption> ConfigOptions();
+// The option named `key` ("namespaces.NS.x" for a namespace's); null when
+// none is.
+const ConfigOption* FindConfigOption(std::string_view key);
+// Its range as the reference states it: "1..64", ">= 1", or its choices.
+std::string RangeText(const ConfigOption& o);
 
 // Sets c.address and c.port from "ADDRESS:PORT" ("[::1]:7070" for IPv6);
 // kBadRequest, saying the expected form, for anything else.

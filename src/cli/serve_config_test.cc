@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <string>
+
+#include "cli/serve_reload.h"
 
 namespace leasehold::cli {
 namespace {
@@ -102,6 +105,108 @@ TEST(ServeConfigTest, ParseListenTakesAddressAndPort) {
   EXPECT_EQ(c.port, 7070);
   EXPECT_FALSE(ParseListen("127.0.0.1:70000", c).ok());
   EXPECT_FALSE(ParseListen("no-port", c).ok());
+}
+
+}  // namespace
+}  // namespace leasehold::cli
+
+namespace leasehold::cli {
+namespace {
+
+// The rows of docs/configuration.md's "Config file keys" table: each cell
+// trimmed, backticks dropped.
+std::vector<std::vector<std::string>> DocumentedKeys() {
+  std::ifstream in(std::string(LEASEHOLD_SOURCE_DIR) +
+                   "/docs/configuration.md");
+  EXPECT_TRUE(in) << "docs/configuration.md";
+  std::vector<std::vector<std::string>> rows;
+  std::string line;
+  bool in_section = false;
+  while (std::getline(in, line)) {
+    if (line.starts_with("## ")) in_section = line == "## Config file keys";
+    if (!in_section || !line.starts_with("| `")) continue;
+    std::vector<std::string> cells;
+    std::string cell;
+    for (char ch : line.substr(1)) {
+      if (ch == '|') {
+        const auto b = cell.find_first_not_of(' ');
+        const auto e = cell.find_last_not_of(' ');
+        cells.push_back(b == std::string::npos ? ""
+                                               : cell.substr(b, e - b + 1));
+        cell.clear();
+      } else if (ch != '`') {
+        cell += ch;
+      }
+    }
+    rows.push_back(std::move(cells));
+  }
+  return rows;
+}
+
+TEST(ConfigReferenceTest, TheDocsListEveryKeyAsTheParserTakesIt) {
+  const auto rows = DocumentedKeys();
+  ASSERT_EQ(rows.size(), ConfigOptions().size())
+      << "docs/configuration.md and ConfigOptions() list different keys";
+  for (const auto& row : rows) {
+    ASSERT_EQ(row.size(), 6u) << row[0];
+    const ConfigOption* o = FindConfigOption(row[0]);
+    ASSERT_NE(o, nullptr) << row[0] << " is documented but not in the code";
+    EXPECT_EQ(row[1], o->type) << row[0];
+    EXPECT_EQ(row[2], o->unit) << row[0];
+    EXPECT_EQ(row[3], o->default_text) << row[0];
+    EXPECT_EQ(row[4], RangeText(*o)) << row[0];
+    EXPECT_EQ(row[5], o->live ? "live" : "restart") << row[0];
+  }
+}
+
+// Each integer key takes its range's ends and refuses just past them.
+TEST(ConfigReferenceTest, IntegerRangesAreTheParsers) {
+  for (const ConfigOption& o : ConfigOptions()) {
+    if (o.type != "integer") continue;
+    const bool in_ns = o.key.starts_with("namespaces.NS.");
+    const std::string name(in_ns ? o.key.substr(14) : o.key);
+    auto text = [&](std::int64_t v) {
+      const std::string kv = "\"" + name + "\":" + std::to_string(v);
+      return in_ns ? R"({"namespaces":{"app":{)" + kv + "}}}" : "{" + kv + "}";
+    };
+    EXPECT_TRUE(Parse(text(o.min)).status.ok()) << o.key;
+    EXPECT_FALSE(Parse(text(o.min - 1)).status.ok()) << o.key;
+    if (o.max != kNoMaximum) {
+      EXPECT_TRUE(Parse(text(o.max)).status.ok()) << o.key;
+      auto past = Parse(text(o.max + 1));
+      EXPECT_EQ(past.status.code(), StatusCode::kBadRequest) << o.key;
+      EXPECT_NE(past.status.message().find(RangeText(o)), std::string::npos)
+          << past.status.message();
+    }
+  }
+}
+
+ServeConfig Configured(std::string_view text) {
+  auto p = Parse(text);
+  EXPECT_TRUE(p.status.ok()) << p.status.message();
+  return p.config;
+}
+
+TEST(ServeReloadTest, LiveOptionsChangeAndTheRestNeedARestart) {
+  const ServeConfig running = Configured(
+      R"({"namespaces":{"app":{"lock_delay_ms":0},"fast":{"locks":"memory"}}})");
+  EXPECT_TRUE(
+      CheckLiveChange(running, Configured(R"({"namespaces":{"app":{)"
+                                          R"("lock_delay_ms":5000},)"
+                                          R"("fast":{"locks":"memory"}}})"))
+          .ok());
+  // "fast" dropped: back to durable locks, which cannot change live.
+  const Status dropped = CheckLiveChange(
+      running, Configured(R"({"io_threads":4,"namespaces":{"app":{}}})"));
+  EXPECT_EQ(dropped.code(), StatusCode::kBadRequest);
+  EXPECT_NE(dropped.message().find("io_threads, namespaces.fast.locks "
+                                   "(memory → durable) need a restart"),
+            std::string::npos)
+      << dropped.message();
+
+  const auto changes = NamespaceChanges(running, Configured(R"({})"));
+  ASSERT_EQ(changes.size(), 2u);
+  EXPECT_EQ(changes[0].second.lock_delay, std::chrono::milliseconds(0));
 }
 
 }  // namespace

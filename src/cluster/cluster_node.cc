@@ -1,5 +1,7 @@
 #include "cluster/cluster_node.h"
 
+#include "common/log.h"
+
 #include <fmt/format.h>
 
 namespace leasehold::cluster {
@@ -56,9 +58,9 @@ void ClusterNode::Stop(bool resign) {
     leads_ = false;
     service_.SetLeaseDeadline(LeaseClock::time_point::min());
     const Status st = lease_->Resign();
-    Log(st.ok() ? "resigned the lease: a standby takes over at once"
-                : "could not resign the lease (" + st.message() +
-                      "): a standby takes over once it expires");
+    log::Info(st.ok() ? "resigned the lease: a standby takes over at once"
+                      : "could not resign the lease (" + st.message() +
+                            "): a standby takes over once it expires");
   }
 }
 
@@ -125,7 +127,7 @@ milliseconds ClusterNode::StandbyTick() {
   const milliseconds poll = options_.lease.lease / 4;
   auto row = lease_->Current();
   if (!row) {
-    Log("cannot read the leader row: " + row.error().message());
+    log::Warn("cannot read the leader row: " + row.error().message());
     return poll;
   }
   const bool held = row->has_value() && (*row)->expires_in.count() > 0;
@@ -143,7 +145,7 @@ milliseconds ClusterNode::StandbyTick() {
   if (held && (*row)->node != lease_->holder()) return poll;
   auto taken = lease_->TryTake();
   if (!taken) {
-    Log("cannot take the lease: " + taken.error().message());
+    log::Warn("cannot take the lease: " + taken.error().message());
     return poll;
   }
   if (!taken->has_value()) return poll;  // another node was quicker
@@ -161,7 +163,7 @@ void ClusterNode::BeginTakeover(std::uint64_t epoch) {
     status_.leader.clear();
     status_.leader_node.clear();
   }
-  Log(fmt::format("took the lease (epoch {}); loading the store", epoch));
+  log::Info(fmt::format("took the lease (epoch {}); loading the store", epoch));
   loaded_ = false;
   loader_ = std::thread([this, epoch] {
     auto store = open_store_(epoch);
@@ -191,7 +193,7 @@ milliseconds ClusterNode::LeaderTick() {
   if (state_ == State::kTakingOver && loaded_) {
     loader_.join();
     if (!load_result_.ok()) {
-      Log("could not load the store: " + load_result_.message());
+      log::Warn("could not load the store: " + load_result_.message());
       (void)lease_->Resign();  // let any node try again
       StepDown("the store could not be loaded");
       return options_.lease.lease / 4;
@@ -205,8 +207,8 @@ milliseconds ClusterNode::LeaderTick() {
       status_.leader_node = lease_->holder();
       ++status_.took_over;
     }
-    Log(fmt::format("leading (epoch {}) at {}", epoch_.load(),
-                    options_.lease.advertise));
+    log::Info(fmt::format("leading (epoch {}) at {}", epoch_.load(),
+                          options_.lease.advertise));
     if (options_.on_leadership) options_.on_leadership(epoch_.load());
   }
   if (!renewed) return kRenewRetry;
@@ -233,12 +235,8 @@ void ClusterNode::StepDown(const std::string& why) {
     status_.leader_node.clear();
     if (was_leading) ++status_.stepped_down;
   }
-  Log("standing by: " + why);
+  log::Info("standing by: " + why);
   if (was_leading && options_.on_leadership) options_.on_leadership(0);
-}
-
-void ClusterNode::Log(const std::string& line) const {
-  if (options_.log) options_.log(line);
 }
 
 }  // namespace leasehold::cluster

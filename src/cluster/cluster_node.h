@@ -41,9 +41,6 @@ struct ClusterNodeOptions {
   LeaderLeaseOptions lease;
   // Added to every session's ttl when this node takes over.
   std::chrono::milliseconds session_grace{5000};
-  // Told of each change of role and of trouble with the lease (may be
-  // empty). Runs on the keeper's thread.
-  std::function<void(const std::string&)> log;
   // Told when this node has become the leader (with its epoch) and when it
   // stopped (with 0); may be empty. Runs on the keeper's thread.
   std::function<void(std::uint64_t)> on_leadership;
@@ -90,7 +87,6 @@ class ClusterNode final : public ClusterView {
   std::chrono::milliseconds LeaderTick();
   void BeginTakeover(std::uint64_t epoch);
   void StepDown(const std::string& why);
-  void Log(const std::string& line) const;
 
   const ClusterNodeOptions options_;
   EngineService& service_;

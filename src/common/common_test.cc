@@ -4,6 +4,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/log.h"
 #include "common/real_clock.h"
 #include "common/token.h"
 #include "leasehold/clock.h"
@@ -89,6 +90,50 @@ TEST(Status, NamesMatchTheApi) {
   EXPECT_EQ(StatusCodeName(StatusCode::kSessionNotFound), "session_not_found");
   EXPECT_EQ(Status(StatusCode::kNotHeld, "x").ToString(), "not_held: x");
   EXPECT_TRUE(Status().ok());
+}
+
+TEST(LogTest, ATextLineHasTimeLevelMessageAndFields) {
+  const Time at = *ParseTime("2026-12-05T11:02:03.123Z");
+  EXPECT_EQ(log::FormatLine(at, log::Level::kInfo, log::Format::kText,
+                            "config reloaded",
+                            {{"by", "SIGHUP"}, {"config", "/etc/a b.json"}}),
+            "2026-12-05T11:02:03.123Z info leasehold: config reloaded "
+            "by=SIGHUP config=\"/etc/a b.json\"\n");
+  // One event, one line, whatever the message holds.
+  EXPECT_EQ(log::FormatLine(at, log::Level::kWarn, log::Format::kText,
+                            "two\nlines", {}),
+            "2026-12-05T11:02:03.123Z warn leasehold: two\\nlines\n");
+}
+
+TEST(LogTest, AJsonLineEscapesAndReplacesInvalidUtf8) {
+  const Time at = *ParseTime("2026-12-05T11:02:03.123Z");
+  EXPECT_EQ(log::FormatLine(at, log::Level::kError, log::Format::kJson,
+                            "say \"hi\"\\\x01", {{"path", "caf\xc3\xa9\xff"}}),
+            "{\"ts\":\"2026-12-05T11:02:03.123Z\",\"level\":\"error\","
+            "\"msg\":\"say \\\"hi\\\"\\\\\\u0001\",\"fields\":{\"path\":"
+            "\"caf\xc3\xa9\xef\xbf\xbd\"}}\n");
+  EXPECT_EQ(
+      log::FormatLine(at, log::Level::kDebug, log::Format::kJson, "m", {}),
+      "{\"ts\":\"2026-12-05T11:02:03.123Z\",\"level\":\"debug\","
+      "\"msg\":\"m\",\"fields\":{}}\n");
+}
+
+TEST(LogTest, LevelsAndFormatsParseByName) {
+  EXPECT_EQ(*log::ParseLevel("warn"), log::Level::kWarn);
+  EXPECT_EQ(*log::ParseFormat("json"), log::Format::kJson);
+  EXPECT_EQ(log::ParseLevel("loud").error().code(), StatusCode::kBadRequest);
+  EXPECT_EQ(log::ParseFormat("xml").error().code(), StatusCode::kBadRequest);
+}
+
+TEST(LogTest, ABurstIsReportedFirstThenSummedPerPeriod) {
+  using std::chrono::seconds;
+  log::BurstCounter refused(seconds(10));
+  const auto t0 = std::chrono::steady_clock::time_point() + seconds(100);
+  EXPECT_EQ(refused.Count(t0), 1u);
+  EXPECT_EQ(refused.Count(t0 + seconds(1)), std::nullopt);
+  EXPECT_EQ(refused.Count(t0 + seconds(9)), std::nullopt);
+  EXPECT_EQ(refused.Count(t0 + seconds(10)), 3u);
+  EXPECT_EQ(refused.Count(t0 + seconds(11)), std::nullopt);
 }
 
 }  // namespace

@@ -228,6 +228,7 @@ void Api::Handle(ApiRequest request, Respond respond) {
          nullptr};
   c.history = history_;
   c.metrics = metrics_;
+  c.reload = reload_ ? &reload_ : nullptr;
 
   auto query = ParseQuery(target);
   if (!query) return c.Fail(BadTarget());
@@ -259,8 +260,9 @@ void Api::Handle(ApiRequest request, Respond respond) {
   if (match.route != nullptr && match.route->Has(kPublic)) {
     return match.route->handler(c);
   }
-  if (options_.auth.enabled()) {
-    auto who = options_.auth.Authenticate(request.authorization);
+  c.auth = auth_.load();
+  if (c.auth->enabled()) {
+    auto who = c.auth->Authenticate(request.authorization);
     if (!who) return c.Fail(who.error());
     c.caller = *who;
   }
@@ -351,8 +353,9 @@ Result<EventAccess> Api::AuthorizeEvents(std::string_view authorization,
       return std::unexpected(st);
     }
   }
-  if (!options_.auth.enabled()) return access;
-  auto who = options_.auth.Authenticate(authorization);
+  const std::shared_ptr<const Authenticator> auth = auth_.load();
+  if (!auth->enabled()) return access;
+  auto who = auth->Authenticate(authorization);
   if (!who) return std::unexpected(who.error());
   if (access.ns.empty() && !(*who)->AllNamespaces()) {
     return Error(StatusCode::kForbidden,

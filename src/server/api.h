@@ -46,7 +46,9 @@ struct ApiOptions {
   std::chrono::milliseconds default_session_ttl{30'000};
   std::chrono::milliseconds max_session_ttl{24 * 3'600'000};
   std::chrono::milliseconds max_checkout_ttl{7 * 24 * 3'600'000LL};
-  Authenticator auth;  // no tokens: every caller may do everything
+  // No tokens: every caller may do everything. The Api's first tokens:
+  // moved into the Api, which answers by them until SetAuthenticator.
+  Authenticator auth;
   // Where GET /v1/admin/backup writes its snapshot before sending it (it
   // is removed at once, and gone when the answer ends): the data
   // directory, whose disk has room for a copy of the database. Empty: the
@@ -66,9 +68,28 @@ class Api {
  public:
   using Respond = std::function<void(ApiResponse)>;
 
+  // Rereads the server's configuration and applies what may change live
+  // (POST /v1/admin/reload); the error says why nothing changed.
+  using Reload = std::function<Status()>;
+
   // `metrics` may be null (then /metrics answers 404).
   Api(EngineService& service, ApiOptions options, Metrics* metrics = nullptr)
-      : service_(service), options_(options), metrics_(metrics) {}
+      : service_(service),
+        options_(options),
+        metrics_(metrics),
+        auth_(std::make_shared<const Authenticator>(std::move(options_.auth))) {
+  }
+
+  // Who may do what from the next request on (a reload's new tokens).
+  // Thread-safe: a request in flight keeps the table it was checked by.
+  void SetAuthenticator(Authenticator auth) {
+    auth_.store(std::make_shared<const Authenticator>(std::move(auth)));
+  }
+  bool AuthEnabled() const { return auth_.load()->enabled(); }
+
+  // What POST /v1/admin/reload runs; unset, it answers that the server has
+  // no config file to reread. Set before serving; must outlive the Api.
+  void SetReload(Reload reload) { reload_ = std::move(reload); }
 
   // The recent history that GET /v1/stats and /v1/deadlocks show; may stay
   // null. Set before serving; must outlive the Api.
@@ -107,6 +128,9 @@ class Api {
   Metrics* metrics_;
   const ActivityHistory* history_ = nullptr;
   std::atomic<const cluster::ClusterView*> cluster_{nullptr};
+  // Swapped whole by SetAuthenticator; options_.auth is moved into it.
+  std::atomic<std::shared_ptr<const Authenticator>> auth_;
+  Reload reload_;
 };
 
 // The HTTP status of an error code (docs/api.md's conventions).

@@ -38,6 +38,7 @@ class Authenticator {
   static Result<Authenticator> Create(std::vector<TokenGrant> grants);
 
   bool enabled() const { return !grants_.empty(); }
+  std::size_t size() const { return grants_.size(); }  // how many tokens
 
   // The grant named by an `Authorization` header value ("Bearer <token>").
   // 401 unauthorized when it is missing, malformed or unknown. Compares in

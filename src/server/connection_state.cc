@@ -1,5 +1,7 @@
 #include "server/connection_state.h"
 
+#include "common/log.h"
+
 #include <cstdio>
 #include <cstdlib>
 
@@ -57,9 +59,9 @@ bool IsLegalMove(ConnectionPhase from, ConnectionPhase to) {
 
 void ConnectionState::MoveTo(ConnectionPhase next) {
   if (!IsLegalMove(phase_, next)) {
-    std::fprintf(stderr, "leasehold: HTTP connection moved from %s to %s\n",
-                 ConnectionPhaseName(phase_).data(),
-                 ConnectionPhaseName(next).data());
+    log::Error("HTTP connection moved illegally; aborting",
+               {{"from", std::string(ConnectionPhaseName(phase_))},
+                {"to", std::string(ConnectionPhaseName(next))}});
     std::abort();
   }
   phase_ = next;

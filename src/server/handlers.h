@@ -26,7 +26,8 @@ struct Call {
   Api::Respond respond;
   std::string method;
   std::string raw_path;
-  // The authenticated caller; null when authentication is off.
+  // The authenticated caller (in `auth`, which it keeps alive across a
+  // reload); null when authentication is off.
   const TokenGrant* caller = nullptr;
   // The route that serves this call; null while it is being routed.
   const Route* route = nullptr;
@@ -34,6 +35,8 @@ struct Call {
   Metrics* metrics = nullptr;                // may be null (no /metrics)
   // The node's cluster; null on a node of its own (SQLite).
   const cluster::ClusterView* cluster = nullptr;
+  std::shared_ptr<const Authenticator> auth = nullptr;  // as found
+  const Api::Reload* reload = nullptr;                  // null: no config file
 
   // The principal that opens sessions through this call ("" when off).
   std::string CallerName() const {
@@ -80,6 +83,8 @@ void Health(Call& c);
 void ServeMetrics(Call& c);
 void ClusterInfo(Call& c);
 void EventsWithoutHub(Call& c);
+// POST /v1/admin/reload: the caller must administer every namespace.
+void ReloadConfig(Call& c);
 
 // handlers_backup.cc: GET /v1/admin/backup (admin of every namespace).
 void ServeBackup(Call& c);

@@ -1,5 +1,6 @@
-// GET /healthz and GET /metrics, for whoever operates the server; and
-// GET /v1/events when there is no event hub to stream from.
+// GET /healthz and GET /metrics, for whoever operates the server;
+// POST /v1/admin/reload; and GET /v1/events when there is no event hub to
+// stream from.
 #include "server/handlers.h"
 
 namespace leasehold::server {
@@ -34,6 +35,26 @@ void ServeMetrics(Call& c) {
 // The HTTP layer serves the stream itself (event_stream.h) when it has an
 // event hub; without one the endpoint does not exist.
 void EventsWithoutHub(Call& c) { c.Fail(NoRoute(c.method, c.raw_path)); }
+
+// New tokens change every namespace's access: an administrator of only
+// some namespaces may not. Runs on an I/O thread, as a SIGHUP's reload
+// does on its own (the reload itself is serialized by `serve`).
+void ReloadConfig(Call& c) {
+  if (c.caller != nullptr && !c.caller->AllNamespaces()) {
+    return c.Fail(Status(StatusCode::kForbidden,
+                         "principal \"" + c.caller->principal +
+                             "\" administers only some namespaces; a reload "
+                             "needs an admin of \"*\""));
+  }
+  if (c.reload == nullptr) {
+    return c.Fail(Status(StatusCode::kBadRequest,
+                         "this server was started without --config: there "
+                         "is no config file to reload"));
+  }
+  const Status st = (*c.reload)();
+  if (!st.ok()) return c.Fail(st);
+  c.Reply(200, boost::json::object{{"reloaded", true}});
+}
 
 }  // namespace leasehold::server
 

@@ -15,6 +15,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "common/log.h"
 #include "server/connection_state.h"
 #include "server/dashboard_assets.h"
 #include "server/event_stream.h"
@@ -59,6 +60,8 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
   // Every open connection, by address (its destructor removes it), with a
   // weak pointer for Stop() to reach it.
   std::unordered_map<Connection*, std::weak_ptr<Connection>> connections_;
+  // Connections refused past max_connections: logged at most every 10 s.
+  log::BurstCounter refused_{std::chrono::seconds(10)};
 };
 
 using Strand = asio::strand<asio::io_context::executor_type>;
@@ -529,6 +532,14 @@ void HttpServer::Impl::Accept() {
         self->connections_.emplace(c.get(), c);
       }
       c->Start();
+    } else if (auto n =
+                   self->refused_.Count(std::chrono::steady_clock::now())) {
+      // Closed unanswered: a client that cannot connect retries elsewhere.
+      log::Warn("refused " + std::to_string(*n) +
+                    " connection(s) since the last such line (at most one "
+                    "every 10 s): max_connections reached",
+                {{"max_connections",
+                  std::to_string(self->options_.max_connections)}});
     }
     self->Accept();
   });

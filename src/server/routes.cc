@@ -30,6 +30,10 @@ constexpr Route kRoutes[] = {
     {"GET", "/metrics", Role::kRead, ServeMetrics, kEveryNode},
     {"GET", "/v1/cluster", Role::kRead, ClusterInfo, kEveryNode},
     {"GET", "/v1/events", Role::kRead, EventsWithoutHub, kEventStream},
+    // A node's own config file: a standby's too. kInSession for the role
+    // check and the parsed body; it names no session.
+    {"POST", "/v1/admin/reload", Role::kAdmin, ReloadConfig,
+     kInSession | kEveryNode},
     // The dashboard's reads.
     {"GET", "/v1/whoami", Role::kRead, WhoAmI, kEveryNode},
     {"GET", "/v1/namespaces", Role::kRead, ListNamespaces},

@@ -1,5 +1,6 @@
 #include "service/engine_service.h"
 
+#include "common/log.h"
 #include "store/restore.h"
 
 #include <atomic>
@@ -412,10 +413,10 @@ void EngineService::StartRecovery() {
   recovery_armed_ = true;
   next_retry_ = recovery_->first_retry;
   if (recovery_->on_failure) recovery_->on_failure();
-  if (recovery_->log) {
-    recovery_->log("store failed (" + committer_->failure().message() +
-                   "): writes answer unavailable until it is opened again");
-  }
+  log::Error(
+      "store failed: writes answer unavailable until it is opened "
+      "again",
+      {{"error", committer_->failure().message()}});
   recovery_timer_.expires_after(next_retry_);
   recovery_timer_.async_wait([this](const boost::system::error_code& ec) {
     if (!ec) OnRecoveryTimer();
@@ -461,7 +462,6 @@ Result<std::unique_ptr<Store>> CloseAndReopen(
 
 void EngineService::OnRecoveryTimer() {
   Completions ended;
-  std::function<void(const std::string&)> log;
   StoreOpener reopen;
   std::string cause;
   std::uint64_t generation;
@@ -474,7 +474,6 @@ void EngineService::OnRecoveryTimer() {
       failed_store_ = DetachStore(ended, committer_->failure());
     }
     failed = std::move(failed_store_);
-    log = recovery_->log;
     reopen = recovery_->reopen;
     cause = detached_.message();
   }
@@ -489,10 +488,9 @@ void EngineService::OnRecoveryTimer() {
   if (stopping_ || generation != generation_) return;
   if (!engine) {
     failed_store_ = std::move(failed);  // if it could not be closed
-    if (log) {
-      log("store still unavailable (" + engine.error().message() +
-          "); next attempt in " + std::to_string(next_retry_.count()) + " ms");
-    }
+    log::Warn("store still unavailable",
+              {{"error", engine.error().message()},
+               {"next_attempt_ms", std::to_string(next_retry_.count())}});
     next_retry_ = std::min(next_retry_ * 2, recovery_->max_retry);
     recovery_timer_.expires_after(next_retry_);
     recovery_timer_.async_wait([this](const boost::system::error_code& ec) {
@@ -504,7 +502,8 @@ void EngineService::OnRecoveryTimer() {
   // a fresh TTL; what the old one decided without the disk is gone.
   Install(std::move(*store), std::move(*engine), std::move(sink));
   ++recoveries_;
-  if (log) log("store recovered: " + store_->Describe() + " after " + cause);
+  log::Info("store recovered",
+            {{"store", store_->Describe()}, {"after", cause}});
 }
 
 void EngineService::Install(std::unique_ptr<Store> store,

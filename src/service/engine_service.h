@@ -225,9 +225,6 @@ class EngineService {
     // doubles the wait, up to max_retry.
     std::chrono::milliseconds first_retry{100};
     std::chrono::milliseconds max_retry{5000};
-    // Told of the failure, each failed attempt and the recovery (may be
-    // empty). Runs on an I/O thread.
-    std::function<void(const std::string&)> log;
     // Called once per failure, under the service's mutex (so it must not
     // call the service); may be empty.
     std::function<void()> on_failure = {};

@@ -205,7 +205,6 @@ TEST_F(StandbyTest, ARecoveryDoesNotOutliveDetach) {
                             },
                             .first_retry = milliseconds(200),
                             .max_retry = milliseconds(200),
-                            .log = {},
                             .on_failure = {}});
   service_->SetLeaseDeadline(LeaseClock::now() + hours(1));
   ASSERT_TRUE(service_

@@ -8,6 +8,7 @@
 #include <future>
 #include <thread>
 
+#include "common/log.h"
 #include "common/real_clock.h"
 #include "service/engine_service.h"
 #include "store/sqlite/sqlite_store.h"
@@ -71,16 +72,16 @@ class StoreRecoveryTest : public ::testing::Test {
         "mem", NamespaceOptions{.locks = LockDurability::kMemory});
     service_->EnableRecovery({.reopen = [this] { return OpenStore(); },
                               .first_retry = milliseconds(10),
-                              .max_retry = milliseconds(40),
-                              .log =
-                                  [this](const std::string& line) {
-                                    std::lock_guard lock(mu_);
-                                    log_.push_back(line);
-                                  }});
+                              .max_retry = milliseconds(40)});
+    log::SetSink([this](std::string_view line) {
+      std::lock_guard lock(mu_);
+      log_.emplace_back(line);
+    });
     for (int i = 0; i < 2; ++i) threads_.emplace_back([this] { io_.run(); });
   }
 
   void TearDown() override {
+    log::SetSink({});
     service_->Shutdown();
     work_.reset();
     io_.stop();

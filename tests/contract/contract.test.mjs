@@ -457,6 +457,8 @@ describe("docs/openapi.yaml against a real server", () => {
     await open.call("GET", "/v1/namespaces", { expect: 200 });
     await open.call("GET", "/v1/stats", { expect: 200 });
     await open.call("GET", "/v1/deadlocks", { expect: 200 });
+    assert.equal((await open.call("POST", "/v1/admin/reload", { expect: 200 })).json.reloaded, true);
+    assert.equal(errorCode(await manual.call("POST", "/v1/admin/reload", { expect: 400 })), "bad_request");
     for (const asset of ["/", "/assets/app.js", "/assets/app.css"]) {
       const page = await open.call("GET", asset, { expect: 200 });
       await open.call("GET", asset, { headers: { "If-None-Match": page.headers.get("etag") }, expect: 304 });
@@ -482,6 +484,10 @@ describe("docs/openapi.yaml against a real server", () => {
     const who = await s.call("GET", "/v1/whoami", { token: readToken, expect: 200 });
     assert.equal(who.json.principal, "docs");
     await s.call("GET", "/v1/records/docs", { token: readToken, expect: 200 });
+    await s.call("POST", "/v1/admin/reload", { expect: 401 });
+    assert.equal(errorCode(await s.call("POST", "/v1/admin/reload", { token: readToken, expect: 403 })), "forbidden");
+    assert.equal((await s.call("POST", "/v1/admin/reload", { token: adminToken, expect: 200 })).json.reloaded, true);
+    await s.call("GET", "/v1/whoami", { token: readToken, expect: 200 });
     const events = await fetch(`${s.url}/v1/events`);
     const op = findOperation(document, "GET", "/v1/events");
     assert.equal(events.status, 401);
