@@ -59,7 +59,8 @@ TEST(ConnectionStateTest, MovesNoConnectionMakes) {
 TEST(ConnectionStateDeathTest, AnIllegalMoveAborts) {
   ConnectionState s;
   s.MoveTo(P::kStreaming);
-  EXPECT_DEATH(s.MoveTo(P::kClosed), "moved from streaming to closed");
+  EXPECT_DEATH(s.MoveTo(P::kClosed),
+               "moved illegally.*from=streaming to=closed");
 }
 
 }  // namespace
