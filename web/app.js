@@ -257,8 +257,28 @@
     }, wait);
   }
 
+  // Answers to reads started at different times may arrive in any order, so a
+  // view keeps only the answer to its newest read: an older answer arriving
+  // late would undo what a newer one or an event already showed.
+  let readsStarted = 0;
+  const newestShown = new Map();  // view -> number of the read it shows
+
+  async function readView(view, path) {
+    const number = ++readsStarted;
+    const answer = await api("GET", path);
+    if ((newestShown.get(view) ?? 0) > number) return null;
+    newestShown.set(view, number);
+    return answer;
+  }
+
+  // Record events change the records view directly, so a list read while one
+  // arrived may lack it; such a list is read again rather than shown.
+  const recordEvents = new Map();  // ns -> record events seen
+  const recordEventsIn = (ns) => recordEvents.get(ns) ?? 0;
+
   async function loadStats() {
-    const s = await api("GET", "/v1/stats");
+    const s = await readView("stats", "/v1/stats");
+    if (!s) return;
     state.stats = s;
     if (s.rate) {
       state.rate.clear();
@@ -272,22 +292,26 @@
   }
 
   async function loadNamespaces() {
-    const r = await api("GET", "/v1/namespaces");
+    const eventsBefore = new Map(recordEvents);
+    const changedSince = (ns) => recordEventsIn(ns) !== (eventsBefore.get(ns) ?? 0);
+    const r = await readView("namespaces", "/v1/namespaces");
+    if (!r) return;
     const seen = new Set();
     for (const n of r.namespaces) {
       seen.add(n.ns);
       state.namespaces.set(n.ns, n);
     }
     // What the server no longer has goes from the page too.
+    // A namespace that records arrived in since the read began stays.
     for (const map of [state.namespaces, state.records, state.locks, state.semaphores]) {
-      for (const ns of [...map.keys()]) if (!seen.has(ns)) map.delete(ns);
+      for (const ns of [...map.keys()]) if (!seen.has(ns) && !changedSince(ns)) map.delete(ns);
     }
     for (const [k, t] of [...state.outbox]) {
       const n = state.namespaces.get(t.ns);
       if (!n || !n.topics.includes(t.topic)) state.outbox.delete(k);
     }
     await Promise.all([...state.namespaces.values()].map((n) => Promise.all([
-      n.keys > 0 ? loadRecords(n.ns) : dropRecords(n.ns),
+      n.keys > 0 || changedSince(n.ns) ? loadRecords(n.ns) : dropRecords(n.ns),
       n.lock_resources > 0 ? loadLocks(n.ns) : state.locks.delete(n.ns),
       n.semaphores > 0 ? loadSemaphores(n.ns) : state.semaphores.delete(n.ns),
       ...n.topics.map((t) => loadOutbox(n.ns, t)),
@@ -305,7 +329,13 @@
   }
 
   async function loadRecords(ns) {
-    const r = await api("GET", `/v1/records/${enc(ns)}?limit=${RECORD_LIMIT}`);
+    const eventsBefore = recordEventsIn(ns);
+    const r = await readView(`records:${ns}`, `/v1/records/${enc(ns)}?limit=${RECORD_LIMIT}`);
+    if (!r) return;
+    if (recordEventsIn(ns) !== eventsBefore) {
+      refreshSoon(`records:${ns}`, () => loadRecords(ns));
+      return;
+    }
     const map = new Map();
     for (const rec of r.records) map.set(rec.key, rec);
     state.records.set(ns, map);
@@ -324,7 +354,8 @@
       renderLocks();
       return;
     }
-    const r = await api("GET", `/v1/applocks/${enc(ns)}`);
+    const r = await readView(`locks:${ns}`, `/v1/applocks/${enc(ns)}`);
+    if (!r) return;
     if (r.locks.length) state.locks.set(ns, r.locks);
     else state.locks.delete(ns);
     renderLocks();
@@ -337,26 +368,30 @@
       renderSemaphores();
       return;
     }
-    const r = await api("GET", `/v1/semaphores/${enc(ns)}`);
+    const r = await readView(`semaphores:${ns}`, `/v1/semaphores/${enc(ns)}`);
+    if (!r) return;
     if (r.semaphores.length) state.semaphores.set(ns, r.semaphores);
     else state.semaphores.delete(ns);
     renderSemaphores();
   }
 
   async function loadOutbox(ns, topic) {
-    const r = await api("GET", `/v1/outbox/${enc(ns)}/${enc(topic)}`);
+    const r = await readView(`outbox:${ns}:${topic}`, `/v1/outbox/${enc(ns)}/${enc(topic)}`);
+    if (!r) return;
     state.outbox.set(`${ns}\u0000${topic}`, { ns, topic, ...r });
     renderOutbox();
   }
 
   async function loadSessions() {
-    const r = await api("GET", "/v1/sessions");
+    const r = await readView("sessions", "/v1/sessions");
+    if (!r) return;
     state.sessions = r.sessions;
     renderSessions();
   }
 
   async function loadDeadlocks() {
-    const r = await api("GET", "/v1/deadlocks");
+    const r = await readView("deadlocks", "/v1/deadlocks");
+    if (!r) return;
     state.deadlocks = r.deadlocks;
     renderDeadlocks();
   }
@@ -364,7 +399,8 @@
   // Among several nodes (docs/ha.md): this node's role, the leader, the
   // epoch and the nodes. A node of its own shows nothing.
   async function loadCluster() {
-    const c = await api("GET", "/v1/cluster");
+    const c = await readView("cluster", "/v1/cluster");
+    if (!c) return;
     const line = $("cluster");
     line.hidden = c.node === null;
     if (line.hidden) return;
@@ -512,6 +548,7 @@
 
   // Applies a checkout or record event to the row it names, at once.
   function applyRecordEvent(type, d) {
+    recordEvents.set(d.ns, recordEventsIn(d.ns) + 1);
     knowNamespace(d.ns);
     const map = state.records.get(d.ns) || new Map();
     state.records.set(d.ns, map);

@@ -109,6 +109,29 @@ describe("the dashboard", () => {
     assert.match(text, /Asha is editing.*17.*0:0\d left/s);
   });
 
+  test("a list read before an event, answered after it, does not undo the event", async () => {
+    const slow = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    try {
+      // Lists are read at once but handed to the page 800 ms later, so the
+      // first ones predate the checkout below and arrive after its event.
+      await slow.route(/\/v1\/(namespaces|records\/)/, async (route) => {
+        const response = await route.fetch();
+        await sleep(800);
+        await route.fulfill({ response });
+      });
+      await slow.goto(`${server.url}/`);
+      await slow.locator("body[data-live='true']").waitFor({ timeout: 10000 });
+      await call("POST", "/v1/records/drafts/1/checkout", { owner: "Lena", ttl_ms: 60000 });
+      const lena = slow.locator("#records-body section[data-ns='drafts'] tr[data-key='1']")
+        .filter({ hasText: "Lena is editing" });
+      await lena.waitFor({ timeout: 2000 });
+      await sleep(2500);  // every late list has arrived by now
+      assert.equal(await lena.count(), 1);
+    } finally {
+      await slow.close();
+    }
+  });
+
   test("the row turns free at expiry, without a reload", async () => {
     // The lease above runs 3 s; allow the countdown's one-second tick.
     await row("docs", "17", "free").waitFor({ timeout: 5000 });
