@@ -396,11 +396,13 @@
     renderDeadlocks();
   }
 
-  // Among several nodes (docs/ha.md): this node's role, the leader, the
-  // epoch and the nodes. A node of its own shows nothing.
+  // The server's version, in the footer; among several nodes (docs/ha.md):
+  // this node's role, the leader, the epoch and the nodes. A node of its
+  // own shows no cluster line.
   async function loadCluster() {
     const c = await readView("cluster", "/v1/cluster");
     if (!c) return;
+    $("version").textContent = `leasehold ${c.version}`;
     const line = $("cluster");
     line.hidden = c.node === null;
     if (line.hidden) return;

@@ -6,6 +6,7 @@
 #include "cli/bench_command.h"
 #include "cli/client_commands.h"
 #include "cli/serve.h"
+#include "common/version.h"
 
 namespace leasehold::cli {
 
@@ -17,6 +18,7 @@ int Main(int argc, char** argv) {
       "error.\n" +
       std::string(kExitCodesHelp)};
   app.footer(kExitCodesHelp);
+  app.set_version_flag("--version", "leasehold " + std::string(Version()));
   app.require_subcommand(1);
   auto* demo = app.add_subcommand(
       "demo",
@@ -34,10 +36,10 @@ int Main(int argc, char** argv) {
       "serve",
       "Run the server in the foreground (logs to stderr; rereads --config on "
       "SIGHUP; stops cleanly on SIGTERM or SIGINT, exit 0)");
-  serve
-      ->add_option("--listen", serve_flags.listen,
-                   "ADDRESS:PORT (port 0: any free port)")
-      ->capture_default_str();
+  auto* listen_option = serve
+                            ->add_option("--listen", serve_flags.listen,
+                                         "ADDRESS:PORT (port 0: any free port)")
+                            ->capture_default_str();
   auto* data_option =
       serve
           ->add_option("--data", serve_flags.data,
@@ -89,6 +91,7 @@ int Main(int argc, char** argv) {
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
   serve->callback([&] {
+    serve_flags.listen_given = listen_option->count() > 0;
     serve_flags.data_given = data_option->count() > 0;
     code = RunServe(serve_flags);
   });

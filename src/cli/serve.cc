@@ -64,6 +64,8 @@ Status Prepare(const ServeFlags& flags, ServeConfig& c) {
         !st.ok())
       return st;
     // The command line wins over the config file.
+    if (flags.listen_given) listen = flags.listen;
+    if (flags.data_given) data = flags.data;
     if (!flags.store.empty()) c.store = flags.store;
     if (!flags.clock.empty()) c.clock = flags.clock;
     if (flags.store_schema != ServeFlags().store_schema) {

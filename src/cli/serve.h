@@ -9,6 +9,7 @@ namespace leasehold::cli {
 
 struct ServeFlags {
   std::string listen = "127.0.0.1:7070";
+  bool listen_given = false;  // --listen was on the command line
   // The SQLite store's directory (the default), unless `store` is set.
   std::string data = "./leasehold-data";
   bool data_given = false;  // --data was on the command line

@@ -225,7 +225,7 @@ TEST_F(AcquireAllTest, RefusedBeforeAnythingIsTaken) {
             StatusCode::kNameEmpty);
   std::vector<WantedLock> many;
   std::vector<std::string> names;
-  for (int i = 0; i < 1001; ++i) names.push_back("r" + std::to_string(i));
+  for (int i = 0; i < 1001; ++i) names.push_back(NumberedName("r", i));
   for (const std::string& n : names) many.push_back({n, M::kExclusive});
   EXPECT_EQ(code(many), StatusCode::kBadRequest);
   many.pop_back();

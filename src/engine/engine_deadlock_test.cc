@@ -167,11 +167,11 @@ TEST_F(DeadlockTest, TransactionIsNotRolledBackForTheVictim) {
 TEST_F(DeadlockTest, ManyWaitersAndLongChainsStayCorrect) {
   // A chain of 200 sessions each waiting for the next; the last closes it.
   std::vector<SessionId> s;
-  for (int i = 0; i < 200; ++i) s.push_back(Open("s" + std::to_string(i)));
+  for (int i = 0; i < 200; ++i) s.push_back(Open(NumberedName("s", i)));
   for (int i = 0; i < 200; ++i)
-    ASSERT_EQ(Code(s[i], "r" + std::to_string(i), X), 0);
+    ASSERT_EQ(Code(s[i], NumberedName("r", i), X), 0);
   for (int i = 0; i < 199; ++i) {
-    ASSERT_EQ(Code(s[i], "r" + std::to_string(i + 1), X, kSes, -1), 99);
+    ASSERT_EQ(Code(s[i], NumberedName("r", i + 1), X, kSes, -1), 99);
   }
   auto r = Acquire(s[199], "r0", X, kSes, -1);
   EXPECT_EQ(r->result, AcquireResult::kDeadlock);
@@ -184,7 +184,7 @@ TEST_F(DeadlockTest, CycleThroughALongQueueIsFound) {
   ASSERT_EQ(Code(a, "r", X), 0);
   std::vector<SessionId> queue;
   for (int i = 0; i < 200; ++i) {
-    queue.push_back(Open("q" + std::to_string(i)));
+    queue.push_back(Open(NumberedName("q", i)));
     if (i == 199) {
       ASSERT_EQ(Code(queue.back(), "r2", X), 0);
     }

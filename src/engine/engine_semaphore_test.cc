@@ -384,7 +384,7 @@ TEST_F(SemaphoreTest, RandomHistoriesKeepTheLimitAndTheQueueOrder) {
     return std::uniform_int_distribution<int>(0, n - 1)(rng);
   };
   std::vector<SessionId> sessions;
-  for (int i = 0; i < 8; ++i) sessions.push_back(Open("s" + std::to_string(i)));
+  for (int i = 0; i < 8; ++i) sessions.push_back(Open(NumberedName("s", i)));
   const std::uint32_t limits[] = {1, 3, 5};
   const std::string names[] = {"s1", "s3", "s5"};
   Fence last_fence = 0;

@@ -1,6 +1,7 @@
 // GET /healthz and GET /metrics, for whoever operates the server;
 // POST /v1/admin/reload; and GET /v1/events when there is no event hub to
 // stream from.
+#include "common/version.h"
 #include "server/handlers.h"
 
 namespace leasehold::server {
@@ -14,7 +15,8 @@ void Health(Call& c) {
   if (failure.ok() && c.cluster != nullptr && !c.cluster->Leads()) {
     failure = Status(StatusCode::kUnavailable, "this node does not lead now");
   }
-  failure.ok() ? c.Reply(200, boost::json::object{{"status", "ok"}})
+  failure.ok() ? c.Reply(200, boost::json::object{{"status", "ok"},
+                                                  {"version", Version()}})
                : c.Fail(failure);
 }
 
@@ -68,7 +70,8 @@ void ClusterInfo(Call& c) {
                                      {"node", nullptr},
                                      {"leader", nullptr},
                                      {"epoch", 0},
-                                     {"nodes", json::array()}});
+                                     {"nodes", json::array()},
+                                     {"version", Version()}});
   }
   const cluster::ClusterStatus s = c.cluster->Snapshot();
   json::array nodes;
@@ -84,7 +87,8 @@ void ClusterInfo(Call& c) {
                    {"epoch", s.epoch},
                    {"nodes", std::move(nodes)},
                    {"took_over", s.took_over},
-                   {"stepped_down", s.stepped_down}};
+                   {"stepped_down", s.stepped_down},
+                   {"version", Version()}};
   out["leader"] =
       s.leader.empty() ? json::value(nullptr) : json::value(s.leader);
   out["leader_node"] =

@@ -2,6 +2,8 @@
 
 #include <sstream>
 
+#include "common/version.h"
+
 namespace leasehold::server {
 namespace {
 
@@ -119,6 +121,9 @@ std::string Metrics::Render(const EngineStats& engine, std::size_t parked,
   const GroupCommitStats& store = report.commits;
   std::lock_guard lock(mu_);
   std::ostringstream out;
+  Metric(out, "leasehold_build_info", "gauge",
+         "Always 1; the version label names the running build.");
+  out << "leasehold_build_info{version=\"" << Version() << "\"} 1\n";
   constexpr const char* kResultNames[] = {"granted", "granted_after_wait",
                                           "timeout", "cancelled", "deadlock"};
   const auto results = [&](const char* name, const char* help,

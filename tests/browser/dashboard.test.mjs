@@ -1,8 +1,9 @@
 // The dashboard in a real browser (Debian's chromium, driven by
 // playwright-core) against a real `leasehold serve` on an ephemeral loopback
-// port: a checkout shows its owner within a second (an event, not a poll),
-// turns free at expiry without a reload, a deadlock is drawn, and the page
-// says so when the server goes away and recovers when it is back.
+// port: the footer names the server's version; a checkout shows its owner
+// within a second (an event, not a poll), turns free at expiry without a
+// reload, a deadlock is drawn, and the page says so when the server goes
+// away and recovers when it is back.
 //
 // A step of the wall clock of the machine the page runs on changes none of it.
 //
@@ -10,6 +11,7 @@
 // CHROMIUM (default /usr/bin/chromium).
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
 import path from "node:path";
 import { chromium } from "playwright-core";
@@ -96,6 +98,16 @@ describe("the dashboard", () => {
       { headers: { "If-None-Match": etag } });
     assert.equal(again.status, 304);
     assert.equal(await page.locator("h1").textContent(), "leasehold");
+  });
+
+  test("its footer names the server's version, as --version prints it", async () => {
+    const printed = execFileSync(binary, ["--version"], { encoding: "utf8" }).trim();
+    assert.match(printed, /^leasehold [0-9][0-9A-Za-z.+~-]*$/);
+    const health = await call("GET", "/healthz");
+    assert.equal(`leasehold ${health.json.version}`, printed);
+    const footer = page.locator("#version");
+    await footer.filter({ hasText: /\S/ }).waitFor({ timeout: 5000 });
+    assert.equal(await footer.textContent(), printed);
   });
 
   test("a checkout shows its owner within 1 s, from the events stream", async () => {

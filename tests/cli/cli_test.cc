@@ -606,6 +606,31 @@ TEST_F(CliTest, ExitCodesTellScriptsWhatHappened) {
   EXPECT_NE(help.out.find("Exit codes"), std::string::npos) << help.out;
 }
 
+// --version prints one line, "leasehold VERSION" (help2man makes the
+// package's man page of it), naming the build the server reports.
+TEST_F(CliTest, VersionIsTheOneTheServerReports) {
+  const CommandRun printed = RunShell(LeaseholdBinary() + " --version");
+  EXPECT_EQ(printed.code, 0);
+  ASSERT_TRUE(printed.out.starts_with("leasehold ")) << printed.out;
+  ASSERT_TRUE(printed.out.ends_with("\n")) << printed.out;
+  const std::string version = printed.out.substr(10, printed.out.size() - 11);
+  ASSERT_FALSE(version.empty());
+  EXPECT_TRUE(version[0] >= '0' && version[0] <= '9') << version;
+  EXPECT_EQ(version.find_first_of(" \n"), std::string::npos) << version;
+  HttpClient c(server_.port());
+  for (const char* path : {"/healthz", "/v1/cluster"}) {
+    const HttpAnswer a = c.Request("GET", path);
+    ASSERT_EQ(a.status, 200u) << path;
+    EXPECT_EQ(json::value_to<std::string>(a.json.at("version")), version)
+        << path << " " << a.body;
+  }
+  const HttpAnswer metrics = c.Request("GET", "/metrics");
+  EXPECT_NE(metrics.body.find("\nleasehold_build_info{version=\"" + version +
+                              "\"} 1\n"),
+            std::string::npos)
+      << metrics.body;
+}
+
 TEST(CliAuthTest, TheTokenComesFromTheFlagOrTheEnvironment) {
   TempDir dir;
   const std::string config = dir.File("config.json");

@@ -7,6 +7,7 @@
 #include <barrier>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -565,6 +566,25 @@ TEST(ServerConfigTest, ANamespacesLockDurabilityIsDurableOrMemory) {
   EXPECT_NE(err.find(R"("locks" must be one of durable, memory)"),
             std::string::npos)
       << err;
+}
+
+// The command line wins over the config file: a service's config names
+// where it listens and keeps its data, and an operator's --listen and
+// --data (a test's free port and temp dir) override them.
+TEST(ServerConfigTest, ListenAndDataOnTheCommandLineWinOverTheConfig) {
+  TempDir dir;
+  const std::string config = dir.File("config.json");
+  // Beyond loopback without tokens: refused, were it the config's listen.
+  std::ofstream(config) << R"({"listen": "0.0.0.0:7070", "data": ")"
+                        << dir.File("config-data") << R"("})";
+  ServerProcess server(dir.File("data"), config);
+  HttpClient c(server.port());
+  ASSERT_EQ(c.Request("POST", "/v1/records/docs/k/checkout",
+                      R"({"owner":"Asha","ttl_ms":60000})")
+                .status,
+            200u);
+  EXPECT_TRUE(std::filesystem::exists(dir.File("data")));
+  EXPECT_FALSE(std::filesystem::exists(dir.File("config-data")));
 }
 
 // Two servers on one data directory would be two lock services for the
