@@ -33,11 +33,10 @@ install(FILES packaging/leasehold.service DESTINATION lib/systemd/system)
 install(FILES packaging/sysusers.conf DESTINATION lib/sysusers.d
         RENAME leasehold.conf)
 install(FILES packaging/leasehold.json DESTINATION /etc/leasehold)
-set(package_docs README.md docs/api.md)
-# docs/configuration.md, the option reference, once the tree has it.
-if(EXISTS ${PROJECT_SOURCE_DIR}/docs/configuration.md)
-  list(APPEND package_docs docs/configuration.md)
-endif()
+# What an operator reads: the tour, the HTTP contract, every option, and
+# backups, reloads, logs and metrics.
+set(package_docs README.md docs/api.md docs/configuration.md
+                 docs/operations.md)
 install(FILES ${package_docs} ${package_out}/copyright
               ${package_out}/changelog.gz
         DESTINATION share/doc/leasehold)

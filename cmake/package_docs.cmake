@@ -33,7 +33,7 @@ if(date STREQUAL "")
 endif()
 file(WRITE "${OUT_DIR}/changelog" "leasehold (${debian_version}) unstable; urgency=medium
 
-  * Built from leasehold ${version}; its changes are in the git history.
+  * leasehold ${version}; the changes are in its git log.
 
  -- ${MAINTAINER}  ${date}
 ")

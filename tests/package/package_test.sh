@@ -39,7 +39,8 @@ for f in usr/bin/leasehold usr/lib/systemd/system/leasehold.service \
   usr/lib/sysusers.d/leasehold.conf etc/leasehold/leasehold.json \
   usr/share/man/man1/leasehold.1.gz usr/share/doc/leasehold/copyright \
   usr/share/doc/leasehold/changelog.gz usr/share/doc/leasehold/README.md \
-  usr/share/doc/leasehold/api.md; do
+  usr/share/doc/leasehold/api.md usr/share/doc/leasehold/configuration.md \
+  usr/share/doc/leasehold/operations.md; do
   [ -f "$root/$f" ] || fail "the package has no /$f"
 done
 dpkg-deb --info "$package" conffiles | grep -qx /etc/leasehold/leasehold.json ||

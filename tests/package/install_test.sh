@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# The Debian package installed, upgraded, removed and purged with dpkg on
+# this machine, as an operator would: its maintainer scripts make the
+# system user and give it the config (0640 root:leasehold, as it may hold
+# tokens); the installed binary, run as that user with the installed config
+# and a state directory like the unit's StateDirectory=, answers /healthz;
+# reinstalling keeps a changed conffile; remove keeps the config and purge
+# deletes it and the data.
+#
+# It changes the machine (a package, a system user), so it runs only as
+# root with LEASEHOLD_TEST_INSTALL=1, as .ci/run does on its throwaway
+# machine, and never where a leasehold package is installed already.
+# Without systemd as PID 1 (containers) the unit itself is not started;
+# package_test.sh checks it with systemd-analyze verify.
+# Usage: tests/package/install_test.sh [PACKAGE] (default: scripts/package).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+fail() {
+  echo "install_test: FAILED: $*" >&2
+  exit 1
+}
+
+if [ "${LEASEHOLD_TEST_INSTALL:-}" != 1 ] || [ "$(id -u)" != 0 ]; then
+  echo "install_test: skipped (needs root and LEASEHOLD_TEST_INSTALL=1: it installs a package)"
+  exit 0
+fi
+if dpkg-query -W -f '${Status}' leasehold 2>/dev/null | grep -q installed; then
+  fail "a leasehold package is installed already; this test would replace it"
+fi
+
+package=${1:-$(scripts/package | tail -1)}
+[ -f "$package" ] || fail "no package at $package"
+version=$(dpkg-deb -f "$package" Version)
+
+work=$(mktemp -d)
+chmod 711 "$work"  # the service user reaches its run dir inside
+server=""
+cleanup() {
+  if [ -n "$server" ]; then kill -KILL "$server" 2>/dev/null || true; fi
+  dpkg --purge leasehold >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+dpkg -i "$package" >"$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log" >&2; fail "dpkg -i"; }
+echo "installed: leasehold $version"
+
+# The system user, and the config readable by it and root only.
+entry=$(getent passwd leasehold) || fail "postinst made no user leasehold"
+IFS=: read -r _ _ uid _ _ home shell <<<"$entry"
+[ "$uid" -lt 1000 ] || fail "leasehold is not a system user (uid $uid)"
+[[ "$shell" == */nologin ]] || fail "leasehold can log in (shell $shell)"
+perms=$(stat -c '%a %U %G' /etc/leasehold/leasehold.json)
+[ "$perms" = "640 root leasehold" ] || fail "/etc/leasehold/leasehold.json is $perms"
+[ "$(leasehold --version)" = "leasehold ${version//+/-}" ] ||
+  fail "leasehold --version printed $(leasehold --version), the package is $version"
+man -w leasehold >/dev/null 2>&1 || [ -f /usr/share/man/man1/leasehold.1.gz ] ||
+  fail "no man page"
+echo "user: $entry; config: $perms"
+
+# The service as the unit runs it: its user, its config, its data.
+install -d -o leasehold -g leasehold -m 0750 /var/lib/leasehold
+install -d -o leasehold -m 0700 "$work/run"
+setpriv --reuid leasehold --regid leasehold --init-groups \
+  /usr/bin/leasehold serve --config /etc/leasehold/leasehold.json \
+  --data /var/lib/leasehold --listen 127.0.0.1:0 --port-file "$work/run/port" \
+  2>"$work/serve.err" &
+server=$!
+for _ in $(seq 1 200); do
+  [ -s "$work/run/port" ] && break
+  kill -0 "$server" 2>/dev/null || { cat "$work/serve.err" >&2; fail "the service exited"; }
+  sleep 0.05
+done
+[ -s "$work/run/port" ] || { cat "$work/serve.err" >&2; fail "no port file"; }
+port=$(cat "$work/run/port")
+code=$(curl -sS --max-time 10 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/healthz")
+[ "$code" = 200 ] || fail "GET /healthz answered $code"
+kill -TERM "$server"
+status=0
+wait "$server" || status=$?
+server=""
+[ "$status" -eq 0 ] || { cat "$work/serve.err" >&2; fail "SIGTERM: exit $status"; }
+[ "$(stat -c %U /var/lib/leasehold/leasehold.db)" = leasehold ] ||
+  fail "the data file is not the service's"
+echo "serve as leasehold: /healthz 200, clean stop"
+
+# Reinstalled over a changed conffile: the operator's change stays.
+echo '{"listen": "127.0.0.1:7171"}' >/etc/leasehold/leasehold.json
+dpkg -i --force-confold "$package" >"$work/dpkg.log" 2>&1 ||
+  { cat "$work/dpkg.log" >&2; fail "dpkg -i again"; }
+grep -q 7171 /etc/leasehold/leasehold.json || fail "reinstalling replaced a changed conffile"
+[ "$(stat -c '%a %G' /etc/leasehold/leasehold.json)" = "640 leasehold" ] ||
+  fail "reinstalling changed the config's permissions"
+
+# Remove keeps the config and the data; purge deletes both.
+dpkg --remove leasehold >"$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log" >&2; fail "dpkg --remove"; }
+[ ! -e /usr/bin/leasehold ] || fail "remove left /usr/bin/leasehold"
+[ -f /etc/leasehold/leasehold.json ] || fail "remove deleted the config"
+[ -d /var/lib/leasehold ] || fail "remove deleted the data"
+dpkg --purge leasehold >"$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log" >&2; fail "dpkg --purge"; }
+[ ! -e /etc/leasehold/leasehold.json ] || fail "purge left the config"
+[ ! -e /var/lib/leasehold ] || fail "purge left the data"
+! dpkg-statoverride --list /etc/leasehold/leasehold.json >/dev/null ||
+  fail "purge left the config's stat override"
+echo "remove keeps config and data; purge deletes them"
+echo "install_test: ok ($version)"
