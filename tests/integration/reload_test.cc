@@ -211,6 +211,39 @@ TEST_F(ReloadTest, TheJsonLogParsesLineByLineAndNeverShowsAToken) {
   EXPECT_TRUE(messages.back().starts_with("stopped")) << log;
 }
 
+// Connections past max_connections are closed at once, and logged: the
+// first of a burst at once, the rest summed at most every 10 s.
+TEST(ServeLogTest, RefusedConnectionsAreLogged) {
+  TempDir dir;
+  std::ofstream(dir.File("c.json")) << R"({"max_connections": 1})";
+  http::SpawnOptions options;
+  options.binary = LeaseholdBinary();
+  options.data_dir = dir.File("data");
+  options.config = dir.File("c.json");
+  options.log_to_file = true;
+  auto server = http::SpawnedServer::Start(std::move(options));
+  ASSERT_TRUE(server.has_value()) << server.error();
+  HttpClient first((*server)->port());
+  ASSERT_EQ(first.Request("GET", "/healthz").status, 200u);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_ANY_THROW({
+      HttpClient refused((*server)->port());
+      refused.Request("GET", "/healthz");
+    });
+  }
+  EXPECT_EQ(first.Request("GET", "/healthz").status, 200u);
+  ASSERT_EQ((*server)->Terminate(), 0);
+  std::ifstream in(dir.File("data.serve.log"));
+  std::stringstream log;
+  log << in.rdbuf();
+  EXPECT_NE(log.str().find(" warn leasehold: refused 1 connection(s) since "
+                           "the last such line"),
+            std::string::npos)
+      << log.str();
+  EXPECT_NE(log.str().find("max_connections=1"), std::string::npos)
+      << log.str();
+}
+
 TEST(ReloadWithoutConfigTest, AReloadSaysThereIsNoConfigFile) {
   TempDir dir;
   ServerProcess server(dir.File("data"));
