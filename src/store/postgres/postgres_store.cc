@@ -105,6 +105,7 @@ class PostgresStore final : public Store {
   // Makes `conn` the store's connection once it is set up for writing.
   Status Adopt(pg::Connection conn) {
     if (Status st = KeepCommitsDurable(conn.get()); !st.ok()) return st;
+    if (Status st = PlanByKey(conn.get()); !st.ok()) return st;
     if (Status st = postgres::PrepareWriteStatements(conn.get(), quoted_);
         !st.ok()) {
       return st;
@@ -128,6 +129,16 @@ class PostgresStore final : public Store {
     if (!mode) return mode.error();
     if (*mode != "off") return Status::Ok();
     auto set = pg::Exec(conn, "SET synchronous_commit = on");
+    return set ? Status::Ok() : set.error();
+  }
+
+  // Every statement this connection runs finds its rows by key, a batch's
+  // few at a time: a hash or merge join would read a whole table (dead rows
+  // and all) on each commit instead, as PostgreSQL picks them for small
+  // tables; measured, it cost half of PostgreSQL's time per batch.
+  static Status PlanByKey(PGconn* conn) {
+    auto set =
+        pg::Exec(conn, "SET enable_hashjoin = off; SET enable_mergejoin = off");
     return set ? Status::Ok() : set.error();
   }
 
