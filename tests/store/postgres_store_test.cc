@@ -329,7 +329,8 @@ JournalEntry LockEntry(JournalEntry::Kind kind, SessionId session, int n) {
 }
 
 // A group commit costs a statement per table and kind of change, however
-// many entries it holds: 30 grants and 30 releases are two statements.
+// many entries it holds; a table's deletions and upserts of lock rows go
+// together: 30 grants and 30 releases are one statement.
 TEST(PostgresStatements, ABatchIsOneStatementPerTableAndKind) {
   using Kind = JournalEntry::Kind;
   JournalBatch batch;
@@ -337,11 +338,29 @@ TEST(PostgresStatements, ABatchIsOneStatementPerTableAndKind) {
     batch.push_back(LockEntry(Kind::kPutLock, 1 + i % 4, i));
     batch.push_back(LockEntry(Kind::kDeleteLock, 1 + i % 4, i + 1000));
   }
-  const postgres::BatchPlan plan = postgres::PlanBatch(batch);
-  const auto statements = postgres::BindPlan(plan);
-  ASSERT_EQ(statements.size(), 2u);
-  EXPECT_STREQ(statements[0].name, "leasehold_delete_locks");
-  EXPECT_STREQ(statements[1].name, "leasehold_put_locks");
+  auto names = [](const JournalBatch& b) {
+    std::vector<std::string> out;
+    for (const auto& s : postgres::BindPlan(postgres::PlanBatch(b))) {
+      out.emplace_back(s.name);
+    }
+    return out;
+  };
+  EXPECT_EQ(names(batch), std::vector<std::string>{"leasehold_apply_locks"});
+  // Only releases, or only grants: the statement of that kind.
+  JournalBatch releases(batch.begin(), batch.begin() + 1);
+  releases[0].kind = Kind::kDeleteLock;
+  EXPECT_EQ(names(releases),
+            std::vector<std::string>{"leasehold_delete_locks"});
+  EXPECT_EQ(names({batch[0]}), std::vector<std::string>{"leasehold_put_locks"});
+  // Past kRowsPerStatement rows of a kind, each kind on its own again.
+  JournalBatch many;
+  for (std::size_t i = 0; i <= postgres::kRowsPerStatement; ++i) {
+    many.push_back(LockEntry(Kind::kPutLock, 1, static_cast<int>(i)));
+  }
+  many.push_back(LockEntry(Kind::kDeleteLock, 2, 0));
+  EXPECT_EQ(names(many), (std::vector<std::string>{"leasehold_delete_locks",
+                                                   "leasehold_put_locks",
+                                                   "leasehold_put_locks"}));
   // A key put twice in one batch is one row.
   batch = {PutKey("k"), PutKey("k"), PutKey("other")};
   const postgres::BatchPlan keys = postgres::PlanBatch(batch);
