@@ -50,9 +50,17 @@ struct LockKey {
 // A lock request's timeout: kWaitForever (-1), 0 (never wait) or n > 0 ms.
 inline constexpr std::chrono::milliseconds kWaitForever{-1};
 
+// The longest ttl of a session or a lease: 100 years. Longer ones are
+// refused, as their expiry would not fit a Time.
+inline constexpr std::chrono::milliseconds kLongestTtl =
+    std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::years(100));
+// kBadRequest, naming ttl_ms, unless 1 ms <= ttl <= kLongestTtl.
+Status ValidateTtl(std::chrono::milliseconds ttl);
+
 struct SessionOptions {
   std::string name;                  // shown to people; may be empty
-  std::chrono::milliseconds ttl{0};  // > 0; the session expires ttl after
+  std::chrono::milliseconds ttl{0};  // 1..kLongestTtl; expires ttl after
                                      // it opens or was last kept alive
   int deadlock_priority = 0;         // -10..10, as SET DEADLOCK_PRIORITY
   // Who opened it, when the server authenticates callers (empty otherwise).
@@ -445,8 +453,8 @@ class Engine {
   Engine& operator=(const Engine&) = delete;
 
   // --- Sessions -----------------------------------------------------------
-  // Fails with kBadRequest for ttl <= 0, a priority outside -10..10 or a name
-  // longer than 255 characters.
+  // Fails with kBadRequest for a ttl outside 1 ms..kLongestTtl, a priority
+  // outside -10..10 or a name longer than 255 characters.
   Result<SessionInfo> OpenSession(Time now, const SessionOptions& options);
   // Moves expiry to now + ttl. Returns the new expiry, and whether the
   // session's memory locks were lost at a restart (see KeepAliveOutcome).
@@ -580,8 +588,8 @@ class Engine {
   // kBadRequest for a limit outside 1..1000.
   Result<RecordPage> ListRecords(Time now, const ListRecordsQuery& query);
   // Granted when there is no lease, it has expired, or the caller holds it
-  // (a renewal: same token and fence, new expiry). kBadRequest for ttl <= 0
-  // or an empty token.
+  // (a renewal: same token and fence, new expiry). kBadRequest for a ttl
+  // outside 1 ms..kLongestTtl or an empty token.
   Result<CheckoutOutcome> Checkout(Time now, const CheckoutRequest& request);
   // Replaces the body and bumps the version. Needs the caller's unexpired
   // lease (or a fence-only proof). kNotFound without a record;

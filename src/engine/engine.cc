@@ -35,6 +35,13 @@ using engine::StagedWrite;
 using engine::TransactionManager;
 using engine::WaitTerms;
 
+Status ValidateTtl(std::chrono::milliseconds ttl) {
+  if (ttl.count() > 0 && ttl <= kLongestTtl) return Status::Ok();
+  return Status(StatusCode::kBadRequest,
+                "ttl_ms must be between 1 and " +
+                    std::to_string(kLongestTtl.count()) + " (100 years)");
+}
+
 namespace {
 
 constexpr int kMinDeadlockPriority = -10;
@@ -75,9 +82,7 @@ Status RestoreTooLate() {
 // a row).
 Status ValidateSession(std::chrono::milliseconds ttl, int deadlock_priority,
                        std::string_view name) {
-  if (ttl.count() <= 0) {
-    return Status(StatusCode::kBadRequest, "ttl_ms must be greater than 0");
-  }
+  if (Status st = ValidateTtl(ttl); !st.ok()) return st;
   if (deadlock_priority < kMinDeadlockPriority ||
       deadlock_priority > kMaxDeadlockPriority) {
     return BadPriority();

@@ -199,6 +199,8 @@ TEST_F(RecordsTest, CheckoutValidates) {
   };
   EXPECT_EQ(bad({Doc("k"), "Asha", milliseconds(0), "t", false}),
             StatusCode::kBadRequest);
+  EXPECT_EQ(bad({Doc("k"), "Asha", kLongestTtl + milliseconds(1), "t", false}),
+            StatusCode::kBadRequest);
   EXPECT_EQ(bad({Doc("k"), "", seconds(1), "t", false}),
             StatusCode::kNameEmpty);
   EXPECT_EQ(bad({Doc("k"), "Asha", seconds(1), "", false}),

@@ -21,6 +21,20 @@ TEST_F(SessionTest, OpenValidatesOptions) {
   EXPECT_EQ(
       engine_.OpenSession(Now(), {"a", milliseconds(-5), 0, ""}).error().code(),
       StatusCode::kBadRequest);
+  // A ttl whose expiry would not fit a Time (fuzz_scenario found the
+  // overflow); the longest one is taken.
+  EXPECT_EQ(
+      engine_.OpenSession(Now(), {"a", kLongestTtl + milliseconds(1), 0, ""})
+          .error()
+          .code(),
+      StatusCode::kBadRequest);
+  EXPECT_EQ(
+      engine_.OpenSession(Now(), {"a", milliseconds(67777777777770000), 0, ""})
+          .error()
+          .code(),
+      StatusCode::kBadRequest);
+  EXPECT_TRUE(
+      engine_.OpenSession(Now(), {"a", kLongestTtl, 0, ""}).has_value());
   EXPECT_EQ(engine_.OpenSession(Now(), {"a", milliseconds(10), 11, ""})
                 .error()
                 .code(),

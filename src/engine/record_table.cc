@@ -178,9 +178,7 @@ Result<CheckoutOutcome> RecordTable::Checkout(Time now,
   if (Status st = ValidateName(r.token, "token"); !st.ok()) {
     return std::unexpected(st);
   }
-  if (r.ttl.count() <= 0) {
-    return Error(StatusCode::kBadRequest, "ttl_ms must be greater than 0");
-  }
+  if (Status st = ValidateTtl(r.ttl); !st.ok()) return std::unexpected(st);
   Found f = FindOrCreateNamespace(r.key.ns);
   auto [it, inserted] = f.ns->keys.try_emplace(std::string(r.key.key));
   KeyState& k = it->second;
