@@ -22,7 +22,7 @@ TEST_F(SessionTest, OpenValidatesOptions) {
       engine_.OpenSession(Now(), {"a", milliseconds(-5), 0, ""}).error().code(),
       StatusCode::kBadRequest);
   // A ttl whose expiry would not fit a Time (fuzz_scenario found the
-  // overflow); the longest one is taken.
+  // overflow).
   EXPECT_EQ(
       engine_.OpenSession(Now(), {"a", kLongestTtl + milliseconds(1), 0, ""})
           .error()
@@ -33,8 +33,6 @@ TEST_F(SessionTest, OpenValidatesOptions) {
           .error()
           .code(),
       StatusCode::kBadRequest);
-  EXPECT_TRUE(
-      engine_.OpenSession(Now(), {"a", kLongestTtl, 0, ""}).has_value());
   EXPECT_EQ(engine_.OpenSession(Now(), {"a", milliseconds(10), 11, ""})
                 .error()
                 .code(),
@@ -46,6 +44,12 @@ TEST_F(SessionTest, OpenValidatesOptions) {
           .code(),
       StatusCode::kNameTooLong);
   EXPECT_EQ(engine_.Stats().sessions, 0u);
+}
+
+TEST_F(SessionTest, TheLongestTtlIsTakenAndExpiresThatLate) {
+  auto opened = engine_.OpenSession(Now(), {"a", kLongestTtl, 0, ""});
+  ASSERT_TRUE(opened.has_value());
+  EXPECT_EQ(opened->expires_at, Now() + kLongestTtl);
 }
 
 TEST_F(SessionTest, ExpiresExactlyAtTtlUnlessKeptAlive) {
