@@ -76,6 +76,13 @@ int Main(int argc, char** argv) {
                    "within about 1.5 leases after the leader is lost")
       ->check(CLI::Range(std::int64_t{200}, std::int64_t{600'000}))
       ->capture_default_str();
+  serve
+      ->add_option("--store-timeout-ms", serve_flags.store_timeout_ms,
+                   "with --store postgresql://…: how long the database may "
+                   "leave a round trip unanswered before its connection is "
+                   "given up and the write answers 503")
+      ->check(CLI::Range(std::int64_t{100}, std::int64_t{600'000}))
+      ->capture_default_str();
   serve->add_option("--config", serve_flags.config, "JSON config file");
   serve->add_option("--port-file", serve_flags.port_file,
                     "write the bound port to this file once serving");

@@ -92,11 +92,12 @@ Status Prepare(const ServeFlags& flags, ServeConfig& c) {
 // The store; on PostgreSQL, a leader's fenced by its `epoch`. In memory,
 // every open (a recovery's too) shares `memory`.
 Result<std::unique_ptr<Store>> OpenConfiguredStore(
-    const ServeConfig& c, std::uint64_t epoch = 0,
+    const ServeConfig& c, milliseconds store_timeout, std::uint64_t epoch = 0,
     const std::shared_ptr<MemoryStoreData>& memory = nullptr) {
   if (c.store == kMemoryStore) return OpenMemoryStore(memory);
   if (!c.store.empty()) {
-    PostgresStoreOptions options{.schema = c.store_schema};
+    PostgresStoreOptions options{.schema = c.store_schema,
+                                 .timeout = store_timeout};
     options.fence = PostgresStoreOptions::Fence{
         cluster::LeaderLease::EpochCheckSql(c.store_schema), epoch};
     return OpenPostgresStore(c.store, options);
@@ -219,9 +220,11 @@ int RunServe(const ServeFlags& flags) {
   // the node then stands by, and opens the store fenced by its epoch once
   // it leads (ClusterNode).
   const auto memory = std::make_shared<MemoryStoreData>();
+  const milliseconds store_timeout(flags.store_timeout_ms);
   auto store = clustered
-                   ? OpenPostgresStore(c.store, {.schema = c.store_schema})
-                   : OpenConfiguredStore(c, 0, memory);
+                   ? OpenPostgresStore(c.store, {.schema = c.store_schema,
+                                                 .timeout = store_timeout})
+                   : OpenConfiguredStore(c, store_timeout, 0, memory);
   if (!store) return Refuse(store.error().message());
   const std::string where = (*store)->Describe();
   RealClock real_clock;
@@ -254,9 +257,10 @@ int RunServe(const ServeFlags& flags) {
   // again and reloaded, as a restart would, without one (EngineService);
   // on PostgreSQL only while this node still leads, fenced by its epoch.
   service->EnableRecovery(
-      {.reopen = [&c, &node_for_recovery, clustered,
+      {.reopen = [&c, &node_for_recovery, clustered, store_timeout,
                   memory]() -> Result<std::unique_ptr<Store>> {
-         if (!clustered) return OpenConfiguredStore(c, 0, memory);
+         if (!clustered)
+           return OpenConfiguredStore(c, store_timeout, 0, memory);
          cluster::ClusterNode* n = node_for_recovery.load();
          if (n == nullptr) {
            return Error(StatusCode::kUnavailable, "not leading yet");
@@ -315,8 +319,9 @@ int RunServe(const ServeFlags& flags) {
       hub.Publish({e});
     };
     auto started = cluster::ClusterNode::Start(
-        std::move(options), *service,
-        [&c](std::uint64_t epoch) { return OpenConfiguredStore(c, epoch); });
+        std::move(options), *service, [&c, store_timeout](std::uint64_t epoch) {
+          return OpenConfiguredStore(c, store_timeout, epoch);
+        });
     if (!started) {
       log::Error("cannot serve: " + started.error().message());
       http.Stop();

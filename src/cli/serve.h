@@ -25,6 +25,10 @@ struct ServeFlags {
   std::string advertise;
   std::string node;
   std::int64_t leader_lease_ms = 5000;
+  // With `store` on PostgreSQL: how long a round trip with the database may
+  // go unanswered before the store gives its connection up and the write
+  // answers 503 (PostgresStoreOptions::timeout).
+  std::int64_t store_timeout_ms = 10000;
   // JSON file; empty: none. SIGHUP and POST /v1/admin/reload reread it
   // (serve_reload.h).
   std::string config;

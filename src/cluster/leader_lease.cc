@@ -36,7 +36,7 @@ std::string LeaderLease::EpochCheckSql(std::string_view schema) {
 }
 
 LeaderLease::LeaderLease(LeaderLeaseOptions options)
-    : options_(std::move(options)) {
+    : options_(std::move(options)), watchdog_(options_.lease) {
   std::random_device random;
   holder_ = fmt::format("{}#{:08x}{:08x}", options_.node, random(), random());
   const std::string& s = options_.schema;
@@ -113,6 +113,7 @@ Result<std::unique_ptr<LeaderLease>> LeaderLease::Open(
 Status LeaderLease::Connect() {
   auto conn = pg::Connect(options_.url);
   if (!conn) return conn.error();
+  auto watch = watchdog_.Arm(conn->get());
   // Two nodes starting at once may both create: the loser's statement
   // fails on the catalog's unique index, and its second try finds it all.
   const std::string create = fmt::format(
@@ -151,8 +152,16 @@ Status LeaderLease::Connect() {
       {"lease_members", members_sql_.c_str(), 1},
   }};
   if (Status st = pg::Prepare(conn->get(), statements); !st.ok()) return st;
+  if (watch.fired()) return Unanswered("setting up its connection");
   conn_ = std::move(*conn);
   return Status::Ok();
+}
+
+Status LeaderLease::Unanswered(std::string_view during) const {
+  return Status(StatusCode::kUnavailable,
+                fmt::format("leader lease: PostgreSQL did not answer within "
+                            "{} ms ({}); its connection was given up",
+                            options_.lease.count(), during));
 }
 
 Result<pg::PgResult> LeaderLease::Run(const pg::Statement& statement,
@@ -161,14 +170,24 @@ Result<pg::PgResult> LeaderLease::Run(const pg::Statement& statement,
     conn_.reset();
     if (Status st = Connect(); !st.ok()) return std::unexpected(st);
   }
-  auto r = pg::Run(conn_.get(), statement, values);
+  bool unanswered = false;
+  const auto run = [&] {
+    auto watch = watchdog_.Arm(conn_.get());
+    auto result = pg::Run(conn_.get(), statement, values);
+    unanswered = watch.fired();
+    return result;
+  };
+  auto r = run();
+  // Once more would wait as long again; the keeper's next round retries.
+  if (unanswered) return std::unexpected(Unanswered(statement.name));
   if (!r && PQstatus(conn_.get()) != CONNECTION_OK) {
     // The connection broke under the statement: once more on a new one.
     // Taking and renewing are safe to repeat: each is one statement that
     // either happened or not, and its condition is checked again.
     conn_.reset();
     if (Status st = Connect(); !st.ok()) return std::unexpected(st);
-    r = pg::Run(conn_.get(), statement, values);
+    r = run();
+    if (unanswered) return std::unexpected(Unanswered(statement.name));
   }
   return r;
 }

@@ -23,6 +23,11 @@
 // so a takeover waits until that transaction ends, and it fails once the
 // epoch has moved on, so the transaction rolls back.
 //
+// A statement the database leaves unanswered for a whole lease (a stopped
+// backend, a commit waiting for a synchronous standby that is gone) is given
+// up (pg::Watchdog), so the keeper goes on and the node's own deadline, not
+// a blocked call, decides when it stops acting.
+//
 // Not thread-safe: one thread (the node's lease keeper) calls it.
 #ifndef LEASEHOLD_CLUSTER_LEADER_LEASE_H_
 #define LEASEHOLD_CLUSTER_LEADER_LEASE_H_
@@ -37,6 +42,7 @@
 
 #include "leasehold/status.h"
 #include "pg/connection.h"
+#include "pg/watchdog.h"
 
 namespace leasehold::cluster {
 
@@ -135,8 +141,10 @@ class LeaderLease {
   // Connects (again, after a broken connection) and prepares the
   // statements.
   Status Connect();
+  // Why a call failed when the database did not answer in time.
+  Status Unanswered(std::string_view during) const;
   // Runs `statement` with `values`, reconnecting once if the connection
-  // broke.
+  // broke (not when it went unanswered).
   Result<pg::PgResult> Run(const pg::Statement& statement,
                            std::span<const char* const> values);
 
@@ -144,6 +152,7 @@ class LeaderLease {
   std::string holder_;
   std::string take_sql_, renew_sql_, resign_sql_, current_sql_;
   std::string announce_sql_, members_sql_;
+  pg::Watchdog watchdog_;  // bounds each statement by the lease
   pg::Connection conn_;
   std::uint64_t epoch_ = 0;
   Clock::time_point valid_until_ = Clock::time_point::min();

@@ -180,6 +180,37 @@ TEST_F(LeaderLeaseTest, RefusesOptionsThatCannotWork) {
   EXPECT_TRUE(bad({.node = "a", .margin = milliseconds(0)}));
 }
 
+// A database that stops answering (SIGSTOP of the lease's backend) does not
+// hold the lease keeper: the statement is given up after a lease, and the
+// next call works on a new connection once the database answers again.
+TEST_F(LeaderLeaseTest, AStatementLeftUnansweredIsGivenUpAfterALease) {
+  auto l =
+      LeaderLease::Open({.url = db_.url() + "?application_name=lease_stalled",
+                         .node = "a",
+                         .lease = milliseconds(400),
+                         .margin = milliseconds(100)});
+  ASSERT_TRUE(l.has_value()) << l.error().ToString();
+  auto& a = **l;
+  ASSERT_EQ(a.TryTake().value(), std::optional<std::uint64_t>(1));
+  testing::StoppedBackend backend(testing::TestClusterUrl(), "lease_stalled");
+  ASSERT_TRUE(backend.stopped());
+  auto renewal = std::async(std::launch::async, [&] { return a.Renew(); });
+  const bool answered =
+      renewal.wait_for(std::chrono::seconds(30)) == std::future_status::ready;
+  if (!answered) backend.Continue();  // else the future would wait for ever
+  ASSERT_TRUE(answered) << "Renew waited on a stopped backend";
+  const auto given_up = renewal.get();
+  ASSERT_FALSE(given_up.has_value());
+  EXPECT_EQ(given_up.error().code(), StatusCode::kUnavailable);
+  EXPECT_NE(given_up.error().message().find("did not answer within 400 ms"),
+            std::string::npos)
+      << given_up.error().message();
+  EXPECT_FALSE(a.valid(Clock::now())) << "its deadline passed meanwhile";
+  backend.Continue();
+  auto current = a.Current();
+  EXPECT_TRUE(current.has_value()) << current.error().ToString();
+}
+
 TEST_F(LeaderLeaseTest, AnUnreachableDatabaseIsUnavailable) {
   auto l = LeaderLease::Open(
       {.url = "postgresql://postgres@127.0.0.1:1/x?connect_timeout=2",

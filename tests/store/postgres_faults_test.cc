@@ -2,8 +2,9 @@
 // under load, on PostgreSQL servers of each test's own
 // (scripts/pg-test-cluster; the shared fixture cluster is never touched):
 // restarted (`pg_ctl restart -m fast`, `-m immediate`), its connections
-// ended (`pg_terminate_backend`), and its primary crashed with a
-// synchronous standby promoted in its place. Clients keep taking and
+// ended (`pg_terminate_backend`), its store connection's backend stopped
+// (SIGSTOP), and its primary crashed with a synchronous standby promoted in
+// its place. Clients keep taking and
 // releasing application locks and checking out and saving records over
 // HTTP throughout. Meanwhile writes are answered (2xx, or 503 unavailable),
 // never left hanging, and the server stays up; it recovers by itself,
@@ -36,6 +37,7 @@
 #include "http/connection.h"
 #include "tests/testing/server_process.h"
 #include "tests/testing/temp_dir.h"
+#include "tests/testing/test_postgres.h"
 
 namespace leasehold::testing {
 namespace {
@@ -478,8 +480,9 @@ class PostgresFaultsTest : public ::testing::Test {
 
   // leasehold on `store_url`, with the clients writing; returns once each
   // has had writes acknowledged.
-  void StartLoad(const std::string& store_url) {
-    server_ = ServerProcess::WithStore(store_url, scratch_.path());
+  void StartLoad(const std::string& store_url,
+                 const std::vector<std::string>& flags = {}) {
+    server_ = ServerProcess::WithStore(store_url, scratch_.path(), flags);
     for (int i = 0; i < kClients; ++i) {
       clients_.push_back(std::make_unique<LoadClient>(i, server_->port()));
       ASSERT_NO_FATAL_FAILURE(clients_.back()->Prepare());
@@ -790,6 +793,50 @@ TEST_F(PostgresFaultsTest, EndedStoreConnectionsLoseNothing) {
 
   EXPECT_GT(CheckAnswers(), seen_one_by_one)
       << "no write was refused: no outage was seen";
+  EXPECT_GT(health_->unavailable(), 0) << "/healthz never said 503";
+  CheckAcknowledged(db->url());
+  CheckRecoveredInPlace(1);
+}
+
+// leasehold's store connection stops being answered (its backend stopped
+// with SIGSTOP: as a frozen VM, or a commit waiting for a synchronous
+// standby that is gone) for longer than --store-timeout-ms: writes are
+// answered 503 while it is stopped, not held until it continues; the
+// service recovers by itself once it does, and nothing acknowledged is lost.
+TEST_F(PostgresFaultsTest,
+       AStoppedStoreBackendAnswers503MeanwhileAndLosesNothing) {
+  TempDir dir;
+  auto db = PrivateCluster::Start(dir.path());
+  ASSERT_NE(db, nullptr);
+  ASSERT_NO_FATAL_FAILURE(StartLoad(db->url(), {"--store-timeout-ms", "1000"}));
+  const auto refused = [&] {
+    int n = 0;
+    for (const auto& c : clients_) n += c->unavailable();
+    return n;
+  };
+  const int refused_before = refused();
+  {
+    // application_name leasehold: the store's connections, not the lease's.
+    StoppedBackend backend(db->url(), "leasehold");
+    ASSERT_TRUE(backend.stopped());
+    const auto stopped = SteadyClock::now();
+    while (refused() == refused_before &&
+           SteadyClock::now() < stopped + seconds(20)) {
+      std::this_thread::sleep_for(milliseconds(20));
+    }
+    ASSERT_GT(refused(), refused_before)
+        << "no write was answered 503 while the backend was stopped";
+    std::cout << "first 503 after "
+              << std::chrono::duration_cast<milliseconds>(SteadyClock::now() -
+                                                          stopped)
+                     .count()
+              << " ms of the backend stopped\n";
+    // Recoveries meanwhile find the backend alive and wait for it.
+    std::this_thread::sleep_for(seconds(2));
+  }
+  ASSERT_NO_FATAL_FAILURE(AwaitWritesAgain(SteadyClock::now()));
+
+  CheckAnswers();
   EXPECT_GT(health_->unavailable(), 0) << "/healthz never said 503";
   CheckAcknowledged(db->url());
   CheckRecoveredInPlace(1);

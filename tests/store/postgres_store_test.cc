@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <future>
 #include <thread>
 #include <vector>
 
@@ -315,6 +316,64 @@ TEST(PostgresStore, ARefusedBatchKeepsTheConnection) {
                     "application_name = 'kept'"),
             "1")
       << "the same connection throughout";
+}
+
+// A backend that stops answering (SIGSTOP: a frozen VM, a commit waiting
+// for a synchronous standby that is gone) does not hold a batch forever:
+// Append gives it up after the timeout, and Close() then refuses until the
+// backend is gone, since a batch it was sent might still commit after a
+// reload; once it is gone, what is stored no longer changes.
+TEST(PostgresStore, AnUnansweredBatchIsGivenUpAndSettledBeforeAReload) {
+  using std::chrono::milliseconds;
+  TestDatabase db("pgstore");
+  ASSERT_FALSE(db.url().empty());
+  auto store = Open(db.url() + "?application_name=stalled",
+                    {.timeout = milliseconds(300)});
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->Append({PutKey("before")}).ok());
+  const std::string admin = testing::TestClusterUrl();
+  testing::StoppedBackend backend(admin, "stalled");
+  ASSERT_TRUE(backend.stopped());
+
+  auto append = std::async(std::launch::async,
+                           [&] { return store->Append({PutKey("during")}); });
+  const bool answered =
+      append.wait_for(std::chrono::seconds(30)) == std::future_status::ready;
+  if (!answered) backend.Continue();  // else the future would wait for ever
+  ASSERT_TRUE(answered) << "Append waited on a stopped backend";
+  const Status given_up = append.get();
+  EXPECT_EQ(given_up.code(), StatusCode::kUnavailable);
+  EXPECT_NE(given_up.message().find("did not answer within 300 ms"),
+            std::string::npos)
+      << given_up.message();
+
+  const Status waiting = store->Close();
+  EXPECT_EQ(waiting.code(), StatusCode::kUnavailable);
+  EXPECT_NE(waiting.message().find("backend " + backend.pid()),
+            std::string::npos)
+      << waiting.message();
+  EXPECT_EQ(store->Close().code(), StatusCode::kUnavailable)
+      << "the backend is stopped still";
+  backend.Continue();
+  Status closed = waiting;
+  for (int i = 0; i < 300 && !closed.ok(); ++i) {
+    std::this_thread::sleep_for(milliseconds(100));
+    closed = store->Close();
+  }
+  ASSERT_TRUE(closed.ok()) << closed.ToString();
+  EXPECT_EQ(
+      PgValue(admin, "SELECT count(*) FROM pg_stat_activity WHERE pid = " +
+                         backend.pid()),
+      "0");
+
+  auto reopened = Open(db.url());
+  ASSERT_NE(reopened, nullptr);
+  const std::vector<std::string> loaded = Keys(*reopened);
+  EXPECT_TRUE(loaded == std::vector<std::string>{"before"} ||
+              loaded == (std::vector<std::string>{"before", "during"}))
+      << "a batch applies whole or not at all";
+  std::this_thread::sleep_for(milliseconds(500));
+  EXPECT_EQ(Keys(*reopened), loaded) << "what was loaded changed afterwards";
 }
 
 JournalEntry LockEntry(JournalEntry::Kind kind, SessionId session, int n) {

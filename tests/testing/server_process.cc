@@ -196,20 +196,20 @@ ServerProcess::ServerProcess(std::unique_ptr<http::SpawnedServer> server)
     : server_(std::move(server)) {}
 
 std::unique_ptr<ServerProcess> ServerProcess::WithStore(
-    const std::string& store_url, const std::string& scratch_dir) {
-  auto started =
-      http::SpawnedServer::Start({.binary = LEASEHOLD_BINARY,
-                                  .data_dir = scratch_dir + "/data",
-                                  .config = "",
-                                  .store = store_url,
-                                  .env = {},
-                                  .log_to_file = false,
-                                  .port = 0,
-                                  // A restart after kill -9
-                                  // waits out the dead node's
-                                  // lease before it leads.
-                                  .extra_args = {"--leader-lease-ms", "1000"},
-                                  .wait_until_healthy = true});
+    const std::string& store_url, const std::string& scratch_dir,
+    const std::vector<std::string>& flags) {
+  // A restart after kill -9 waits out the dead node's lease before it leads.
+  std::vector<std::string> args = {"--leader-lease-ms", "1000"};
+  args.insert(args.end(), flags.begin(), flags.end());
+  auto started = http::SpawnedServer::Start({.binary = LEASEHOLD_BINARY,
+                                             .data_dir = scratch_dir + "/data",
+                                             .config = "",
+                                             .store = store_url,
+                                             .env = {},
+                                             .log_to_file = false,
+                                             .port = 0,
+                                             .extra_args = args,
+                                             .wait_until_healthy = true});
   if (!started) throw std::runtime_error(started.error());
   return std::unique_ptr<ServerProcess>(new ServerProcess(std::move(*started)));
 }

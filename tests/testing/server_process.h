@@ -86,9 +86,11 @@ class ServerProcess {
                 const std::vector<std::string>& env = {},
                 std::uint16_t port = 0);
   // `leasehold serve --store store_url` (PostgreSQL) with a 1 s leader
-  // lease, once it leads (/healthz 200); `scratch_dir` holds its port file.
+  // lease and `flags`, once it leads (/healthz 200); `scratch_dir` holds
+  // its port file.
   static std::unique_ptr<ServerProcess> WithStore(
-      const std::string& store_url, const std::string& scratch_dir);
+      const std::string& store_url, const std::string& scratch_dir,
+      const std::vector<std::string>& flags = {});
   // `leasehold serve --store memory --clock manual` (docs/testing.md),
   // with `config` if not empty; `scratch_dir` holds its port file.
   static std::unique_ptr<ServerProcess> InMemoryWithManualClock(

@@ -6,10 +6,13 @@
 
 #include <gtest/gtest.h>
 #include <libpq-fe.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -108,6 +111,45 @@ class TestDatabase {
 
  private:
   std::string cluster_url_, name_, url_;
+};
+
+// A PostgreSQL backend stopped with SIGSTOP (as a frozen VM or a paused
+// process would leave it: its socket open, its answers never coming) and
+// continued with SIGCONT at the latest when this ends, whatever the test
+// did. Tests run as the server's user or as root (CI), so the signal is
+// theirs to send.
+class StoppedBackend {
+ public:
+  // Stops the one backend whose application_name is `application` on the
+  // server at `url`; a test failure when there is none or it cannot be
+  // stopped.
+  StoppedBackend(const std::string& url, const std::string& application) {
+    pid_ = PgValue(url,
+                   "SELECT coalesce(min(pid)::text, '') FROM pg_stat_activity "
+                   "WHERE application_name = '" +
+                       application + "'");
+    if (pid_.empty()) {
+      ADD_FAILURE() << "no backend of " << application;
+      return;
+    }
+    stopped_ = ::kill(std::stoi(pid_), SIGSTOP) == 0;
+    if (!stopped_)
+      ADD_FAILURE() << "SIGSTOP " << pid_ << ": " << std::strerror(errno);
+  }
+  ~StoppedBackend() { Continue(); }
+  StoppedBackend(const StoppedBackend&) = delete;
+  StoppedBackend& operator=(const StoppedBackend&) = delete;
+
+  bool stopped() const { return stopped_; }
+  const std::string& pid() const { return pid_; }
+  void Continue() {
+    if (stopped_) ::kill(std::stoi(pid_), SIGCONT);
+    stopped_ = false;
+  }
+
+ private:
+  std::string pid_;
+  bool stopped_ = false;
 };
 
 }  // namespace leasehold::testing

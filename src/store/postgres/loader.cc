@@ -22,8 +22,12 @@ std::optional<Time> FromMicros(std::optional<std::int64_t> us) {
 class Loader {
  public:
   Loader(PGconn* conn, const std::string& name, const std::string& quoted,
-         int fetch_rows)
-      : conn_(conn), name_(name), quoted_(quoted), fetch_rows_(fetch_rows) {}
+         int fetch_rows, pg::Watchdog::Watch& watch)
+      : conn_(conn),
+        name_(name),
+        quoted_(quoted),
+        fetch_rows_(fetch_rows),
+        watch_(watch) {}
 
   Result<Store::Reservations> Load(const Store::Visitors& visit) {
     auto begun =
@@ -84,6 +88,7 @@ class Loader {
       if (PQresultStatus(rows.get()) != PGRES_TUPLES_OK) {
         return pg::Failure(conn_, std::string("reading ") + what);
       }
+      watch_.Restart();
       const int n = PQntuples(rows.get());
       for (int i = 0; i < n; ++i) {
         RowReader row(rows.get(), i);
@@ -251,14 +256,16 @@ class Loader {
   const std::string& name_;
   const std::string& quoted_;
   int fetch_rows_;
+  pg::Watchdog::Watch& watch_;
 };
 
 }  // namespace
 
 Result<Store::Reservations> LoadStore(PGconn* conn, const std::string& name,
                                       const std::string& quoted, int fetch_rows,
-                                      const Store::Visitors& visit) {
-  return Loader(conn, name, quoted, fetch_rows).Load(visit);
+                                      const Store::Visitors& visit,
+                                      pg::Watchdog::Watch& watch) {
+  return Loader(conn, name, quoted, fetch_rows, watch).Load(visit);
 }
 
 }  // namespace leasehold::postgres

@@ -9,16 +9,19 @@
 
 #include <string>
 
+#include "pg/watchdog.h"
 #include "store/store.h"
 
 namespace leasehold::postgres {
 
 // Store::Load over `conn` (idle) for the schema `quoted` (`name` in
 // messages). Ends its transaction whatever happens, unless the connection
-// is lost.
+// is lost. `watch` (on `conn`) is restarted after each round trip, so its
+// limit bounds each FETCH, not the whole load.
 Result<Store::Reservations> LoadStore(PGconn* conn, const std::string& name,
                                       const std::string& quoted, int fetch_rows,
-                                      const Store::Visitors& visit);
+                                      const Store::Visitors& visit,
+                                      pg::Watchdog::Watch& watch);
 
 }  // namespace leasehold::postgres
 

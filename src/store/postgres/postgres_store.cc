@@ -3,8 +3,10 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "pg/connection.h"
+#include "pg/watchdog.h"
 #include "store/postgres/batch_transaction.h"
 #include "store/postgres/connection_params.h"
 #include "store/postgres/loader.h"
@@ -19,7 +21,9 @@ using postgres::ConnectionParams;
 class PostgresStore final : public Store {
  public:
   PostgresStore(ConnectionParams params, PostgresStoreOptions options)
-      : params_(std::move(params)), options_(std::move(options)) {}
+      : params_(std::move(params)),
+        options_(std::move(options)),
+        watchdog_(options_.timeout) {}
 
   // Connects, migrates and prepares: the first connection may create and
   // migrate the schema; a later one only checks it (Reconnect).
@@ -33,13 +37,21 @@ class PostgresStore final : public Store {
         !st.ok()) {
       return st;
     }
-    return Adopt(std::move(*conn));
+    auto watch = watchdog_.Arm(conn->get());
+    return Timed(watch, "setting up its connection", Adopt(std::move(*conn)));
   }
 
   Result<Reservations> Load(const Visitors& visit) override {
     if (Status st = EnsureLive(); !st.ok()) return std::unexpected(st);
-    auto loaded = postgres::LoadStore(conn_.get(), options_.schema, quoted_,
-                                      options_.load_fetch_rows, visit);
+    Result<Reservations> loaded;
+    {
+      auto watch = watchdog_.Arm(conn_.get());
+      loaded = postgres::LoadStore(conn_.get(), options_.schema, quoted_,
+                                   options_.load_fetch_rows, visit, watch);
+      if (!loaded) {
+        loaded = std::unexpected(Timed(watch, "a load", loaded.error()));
+      }
+    }
     DropIfUnusable();
     return loaded;
   }
@@ -47,16 +59,54 @@ class PostgresStore final : public Store {
   Status Append(const JournalBatch& batch) override {
     if (batch.empty()) return Status::Ok();
     if (Status st = EnsureConnected(); !st.ok()) return st;
-    Status st = Write(batch);
+    bool timed_out = false;
+    Status st = Write(batch, timed_out);
     if (st.ok() || conn_ != nullptr) return st;  // refused by the server
+    // Unanswered: sending it again would wait as long again, behind the
+    // same stalled backend. Close() settles what became of it.
+    if (timed_out) return st;
     // The connection was lost: maybe before the server saw the batch, maybe
     // after it committed it. Entries are states (journal.h), so applying
     // the batch again on a new connection gives the same result either way.
     Status again = EnsureConnected();
-    if (again.ok()) again = Write(batch);
+    if (again.ok()) again = Write(batch, timed_out);
     if (again.ok()) return again;
     return Status(StatusCode::kUnavailable,
                   st.message() + "; then: " + again.message());
+  }
+
+  // A backend given up on during a batch may be alive still, its batch in
+  // its socket, and commit it once it runs again: after a recovery had
+  // loaded the store without it, that would bring back a refused batch
+  // under the loaded state (a lock granted to two sessions). So each is
+  // asked to end (pg_terminate_backend), and the store counts as closed
+  // only once none of them is left.
+  Status Close() override {
+    if (abandoned_.empty()) return Status::Ok();
+    auto conn = params_.Connect();
+    if (!conn) return conn.error();
+    auto watch = watchdog_.Arm(conn->get());
+    if (Status st = pg::Prepare(conn->get(), std::span(&kEndBackend, 1));
+        !st.ok()) {
+      return Timed(watch, "ending a backend", st);
+    }
+    for (auto it = abandoned_.begin(); it != abandoned_.end();) {
+      const std::string pid = std::to_string(it->pid);
+      const char* values[] = {pid.c_str(), it->started.c_str()};
+      auto ended = pg::Run(conn->get(), kEndBackend, values);
+      if (!ended) return Timed(watch, "ending a backend", ended.error());
+      if (PQntuples(ended->get()) == 0) {
+        it = abandoned_.erase(it);  // gone: its transaction is decided
+      } else {
+        ++it;
+      }
+    }
+    if (abandoned_.empty()) return Status::Ok();
+    return Status(StatusCode::kUnavailable,
+                  "PostgreSQL backend " + std::to_string(abandoned_[0].pid) +
+                      ", given up on during a batch, has not ended yet "
+                      "(asked to): a batch it was sent might still commit, "
+                      "so the store is not loaded again until it has");
   }
 
   // The data is PostgreSQL's, and so is its backup: a copy taken here
@@ -75,8 +125,42 @@ class PostgresStore final : public Store {
   }
 
  private:
-  Status Write(const JournalBatch& batch) {
-    Status st = postgres::WriteBatch(conn_.get(), batch, FenceEpoch());
+  // A backend that may still be running, on the server where `started`
+  // (its backend_start as text) tells it from a later one with its pid.
+  struct Backend {
+    int pid = 0;
+    std::string started;
+  };
+  static constexpr pg::Statement kEndBackend{
+      "end_backend",
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+      "WHERE pid = $1::int AND backend_start::text = $2",
+      2};
+
+  // `st`, or when `watch` fired, why: the server did not answer in time.
+  Status Timed(const pg::Watchdog::Watch& watch, const char* during,
+               Status st) const {
+    if (st.ok() || !watch.fired()) return st;
+    return Status(StatusCode::kUnavailable,
+                  "PostgreSQL did not answer within " +
+                      std::to_string(options_.timeout.count()) + " ms (" +
+                      during +
+                      "), so its connection was given up: " + st.message());
+  }
+
+  // Sends `batch`; `timed_out` says whether the server left it unanswered.
+  // A connection lost or given up meanwhile is remembered (Close).
+  Status Write(const JournalBatch& batch, bool& timed_out) {
+    Status st;
+    {
+      auto watch = watchdog_.Arm(conn_.get());
+      st = Timed(watch, "a batch",
+                 postgres::WriteBatch(conn_.get(), batch, FenceEpoch()));
+      timed_out = watch.fired();
+    }
+    if (!st.ok() && PQstatus(conn_.get()) != CONNECTION_OK) {
+      abandoned_.push_back(conn_backend_);
+    }
     DropIfUnusable();
     return st;
   }
@@ -85,7 +169,12 @@ class PostgresStore final : public Store {
   // that died while idle is found (one round trip) and replaced first.
   Status EnsureLive() {
     if (Status st = EnsureConnected(); !st.ok()) return st;
-    if (pg::Exec(conn_.get(), "SELECT 1")) return Status::Ok();
+    bool live = false;
+    {
+      auto watch = watchdog_.Arm(conn_.get());
+      live = pg::Exec(conn_.get(), "SELECT 1").has_value();
+    }
+    if (live) return Status::Ok();
     conn_.reset();
     return EnsureConnected();
   }
@@ -94,22 +183,25 @@ class PostgresStore final : public Store {
     if (conn_ != nullptr) return Status::Ok();
     auto conn = params_.Connect();
     if (!conn) return conn.error();
-    if (Status st =
-            postgres::CheckVersion(conn->get(), options_.schema, quoted_);
-        !st.ok()) {
-      return st;
-    }
-    return Adopt(std::move(*conn));
+    auto watch = watchdog_.Arm(conn->get());
+    Status st = postgres::CheckVersion(conn->get(), options_.schema, quoted_);
+    if (st.ok()) st = Adopt(std::move(*conn));
+    return Timed(watch, "setting up its connection", st);
   }
 
   // Makes `conn` the store's connection once it is set up for writing.
   Status Adopt(pg::Connection conn) {
+    auto started = pg::Value(conn.get(),
+                             "SELECT backend_start::text FROM pg_stat_activity "
+                             "WHERE pid = pg_backend_pid()");
+    if (!started) return started.error();
     if (Status st = KeepCommitsDurable(conn.get()); !st.ok()) return st;
     if (Status st = PlanByKey(conn.get()); !st.ok()) return st;
     if (Status st = postgres::PrepareWriteStatements(conn.get(), quoted_);
         !st.ok()) {
       return st;
     }
+
     if (options_.fence) {
       // A node that no longer leads must not even start writing.
       Status st = postgres::PrepareFence(conn.get(), options_.fence->sql);
@@ -117,6 +209,7 @@ class PostgresStore final : public Store {
       if (!st.ok()) return st;
     }
     conn_ = std::move(conn);
+    conn_backend_ = {PQbackendPID(conn_.get()), std::move(*started)};
     return Status::Ok();
   }
 
@@ -160,7 +253,11 @@ class PostgresStore final : public Store {
   const ConnectionParams params_;
   const PostgresStoreOptions options_;
   std::string quoted_;  // the schema, quoted as an identifier
+  pg::Watchdog watchdog_;
   pg::Connection conn_;
+  Backend conn_backend_;  // conn_'s, while the connection is up
+  // Backends given up on during a batch, not yet seen gone (Close).
+  std::vector<Backend> abandoned_;
 };
 
 }  // namespace

@@ -3,6 +3,7 @@
 #ifndef LEASEHOLD_STORE_POSTGRES_POSTGRES_STORE_H_
 #define LEASEHOLD_STORE_POSTGRES_POSTGRES_STORE_H_
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -28,6 +29,11 @@ struct PostgresStoreOptions {
     std::uint64_t epoch = 0;
   };
   std::optional<Fence> fence = {};
+  // How long one round trip with the server may go unanswered before the
+  // store gives its connection up (pg::Watchdog): a batch's transaction,
+  // each FETCH of a load, a reconnection's set-up. Not the first open's
+  // migration, which may rightly take long.
+  std::chrono::milliseconds timeout{10000};
 };
 
 // Connects to `url` (a libpq URL or key=value string; several hosts with
@@ -46,8 +52,14 @@ struct PostgresStoreOptions {
 // server saw it (resending is harmless: entries are states). When that
 // fails too, Append answers kUnavailable, and the batch may or may not have
 // been committed: the answer of its COMMIT was lost, nothing was
-// acknowledged, and a restart loads whichever it was. Not thread-safe, as
-// every Store.
+// acknowledged, and a restart loads whichever it was. A batch the server
+// does not answer within options.timeout (a stopped backend, a COMMIT
+// waiting for a synchronous standby that is gone) is given up at once,
+// kUnavailable, without sending it again. Its backend may still commit it
+// later; so Close() asks the server to end every backend given up on
+// during a batch, and fails (kUnavailable) until each is gone: a recovery
+// never loads the store while a batch it refused may still appear. Not
+// thread-safe, as every Store.
 Result<std::unique_ptr<Store>> OpenPostgresStore(
     const std::string& url, const PostgresStoreOptions& options = {});
 
