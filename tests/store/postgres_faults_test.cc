@@ -842,6 +842,47 @@ TEST_F(PostgresFaultsTest,
   CheckRecoveredInPlace(1);
 }
 
+// A primary whose synchronous standby goes down: every COMMIT there waits
+// for a standby, leasehold's batches and its leader lease's renewals alike.
+// Writes answer 503 meanwhile (each round trip is bounded), none waits
+// for the standby, and once a standby is synchronous again leasehold
+// serves by itself, nothing acknowledged lost.
+TEST_F(PostgresFaultsTest, ASynchronousStandbyDownBrings503sNotHangs) {
+  TempDir primary_dir, standby_dir;
+  auto primary = PrivateCluster::Start(primary_dir.path());
+  ASSERT_NE(primary, nullptr);
+  auto standby = PrivateCluster::Start(standby_dir.path(), primary.get());
+  ASSERT_NE(standby, nullptr);
+  ASSERT_NO_FATAL_FAILURE(
+      StartLoad(primary->url(), {"--store-timeout-ms", "1000"}));
+  const auto refused = [&] {
+    int n = 0;
+    for (const auto& c : clients_) n += c->unavailable();
+    return n;
+  };
+  const int refused_before = refused();
+  ASSERT_TRUE(standby->Kill());
+  const auto down = SteadyClock::now();
+  while (refused() == refused_before &&
+         SteadyClock::now() < down + seconds(20)) {
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  ASSERT_GT(refused(), refused_before)
+      << "no write was answered 503 while no standby was synchronous";
+  // Longer than a request may take: a write held by the stall until the
+  // standby is back would count as a hang.
+  std::this_thread::sleep_for(kRequestDeadline + seconds(2));
+  standby.reset();
+  standby = PrivateCluster::Start(standby_dir.path(), primary.get());
+  ASSERT_NE(standby, nullptr);
+  ASSERT_NO_FATAL_FAILURE(AwaitWritesAgain(SteadyClock::now()));
+
+  CheckAnswers();
+  EXPECT_GT(health_->unavailable(), 0) << "/healthz never said 503";
+  CheckAcknowledged(primary->url());
+  CheckRecoveredInPlace(1);
+}
+
 // A primary with a synchronous streaming standby; leasehold on both hosts
 // (target_session_attrs=read-write). The primary crashes under load, the
 // standby is promoted a moment later: leasehold follows by itself, and

@@ -30,15 +30,13 @@ class PostgresStore final : public Store {
   Status Open() {
     auto conn = params_.Connect();
     if (!conn) return conn.error();
-    auto quoted = postgres::QuoteSchemaName(conn->get(), options_.schema);
-    if (!quoted) return quoted.error();
-    quoted_ = std::move(*quoted);
-    if (Status st = postgres::Migrate(conn->get(), options_.schema, quoted_);
-        !st.ok()) {
-      return st;
-    }
     auto watch = watchdog_.Arm(conn->get());
-    return Timed(watch, "setting up its connection", Adopt(std::move(*conn)));
+    auto quoted = postgres::QuoteSchemaName(conn->get(), options_.schema);
+    if (!quoted) return Timed(watch, "opening", quoted.error());
+    quoted_ = std::move(*quoted);
+    Status st = postgres::Migrate(conn->get(), options_.schema, quoted_);
+    if (st.ok()) st = Adopt(std::move(*conn));
+    return Timed(watch, "opening", st);
   }
 
   Result<Reservations> Load(const Visitors& visit) override {
@@ -141,11 +139,14 @@ class PostgresStore final : public Store {
   Status Timed(const pg::Watchdog::Watch& watch, const char* during,
                Status st) const {
     if (st.ok() || !watch.fired()) return st;
+    // Only the first line of libpq's account of the lost connection: the
+    // rest guesses at a crash, which is not what happened.
+    const std::string& why = st.message();
     return Status(StatusCode::kUnavailable,
                   "PostgreSQL did not answer within " +
                       std::to_string(options_.timeout.count()) + " ms (" +
-                      during +
-                      "), so its connection was given up: " + st.message());
+                      during + "), so its connection was given up: " +
+                      why.substr(0, why.find('\n')));
   }
 
   // Sends `batch`; `timed_out` says whether the server left it unanswered.

@@ -31,8 +31,8 @@ struct PostgresStoreOptions {
   std::optional<Fence> fence = {};
   // How long one round trip with the server may go unanswered before the
   // store gives its connection up (pg::Watchdog): a batch's transaction,
-  // each FETCH of a load, a reconnection's set-up. Not the first open's
-  // migration, which may rightly take long.
+  // each FETCH of a load, the opening (a migration included: raise it for
+  // a migration of a very large store) and a reconnection.
   std::chrono::milliseconds timeout{10000};
 };
 
