@@ -68,8 +68,10 @@ class Store {
   // next open loads exactly the acknowledged batches, never a refused one.
   // Fails (kUnavailable) while the data cannot be written; the store stays
   // as it was, and Close may be called again. Append must not be called
-  // after it. The default does nothing: a store whose failed Append leaves
-  // nothing behind (PostgreSQL rolls it back) needs nothing.
+  // after it. The default does nothing, for a store whose failed Append
+  // leaves nothing behind. (PostgreSQL rolls a failed batch back, but one
+  // whose server stopped answering may still commit later: its Close waits
+  // until that can no longer happen.)
   virtual Status Close() { return Status::Ok(); }
 
   // Writes a consistent copy of the durable state to `destination` (an

@@ -129,6 +129,7 @@ class PostgresStore final : public Store {
     int pid = 0;
     std::string started;
   };
+  static constexpr std::size_t kAbandonedKept = 64;
   static constexpr pg::Statement kEndBackend{
       "end_backend",
       "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
@@ -160,6 +161,10 @@ class PostgresStore final : public Store {
       timed_out = watch.fired();
     }
     if (!st.ok() && PQstatus(conn_.get()) != CONNECTION_OK) {
+      // Connections lost and then written again through (Append's retry)
+      // stay listed until a Close(); the oldest of very many is long gone.
+      if (abandoned_.size() >= kAbandonedKept)
+        abandoned_.erase(abandoned_.begin());
       abandoned_.push_back(conn_backend_);
     }
     DropIfUnusable();
