@@ -207,7 +207,6 @@ class PostgresStore final : public Store {
         !st.ok()) {
       return st;
     }
-
     if (options_.fence) {
       // A node that no longer leads must not even start writing.
       Status st = postgres::PrepareFence(conn.get(), options_.fence->sql);
