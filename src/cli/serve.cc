@@ -17,6 +17,7 @@
 #include "common/log.h"
 #include "common/manual_clock.h"
 #include "common/real_clock.h"
+#include "server/backup_scratch.h"
 #include "server/frontend.h"
 #include "service/engine_service.h"
 #include "store/memory/memory_store.h"
@@ -226,6 +227,17 @@ int RunServe(const ServeFlags& flags) {
                                                  .timeout = store_timeout})
                    : OpenConfiguredStore(c, store_timeout, 0, memory);
   if (!store) return Refuse(store.error().message());
+  // Only now, with the data file held, so that a second server refused on
+  // it never deletes the running one's scratch copy.
+  if (!c.api.backup_dir.empty()) {
+    if (const int removed = server::RemoveBackupScratch(c.api.backup_dir);
+        removed > 0) {
+      log::Info(
+          "removed backup scratch files left by a server that died "
+          "mid-backup",
+          {{"dir", c.api.backup_dir}, {"files", std::to_string(removed)}});
+    }
+  }
   const std::string where = (*store)->Describe();
   RealClock real_clock;
   ManualClock manual;

@@ -10,9 +10,31 @@
 #include <cstring>
 #include <filesystem>
 
+#include "server/backup_scratch.h"
 #include "server/handlers.h"
 
 namespace leasehold::server {
+namespace {
+
+// mkstemp's template: the prefix and six characters it chooses.
+constexpr std::string_view kScratchPrefix = ".leasehold-backup-";
+constexpr std::size_t kScratchRandom = 6;
+
+}  // namespace
+
+int RemoveBackupScratch(const std::string& dir) {
+  int removed = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() != kScratchPrefix.size() + kScratchRandom ||
+        !name.starts_with(kScratchPrefix) || !entry.is_regular_file(ec)) {
+      continue;
+    }
+    if (std::filesystem::remove(entry.path(), ec)) ++removed;
+  }
+  return removed;
+}
 
 // A backup holds every namespace: only an administrator of all of them may
 // take one (the route asks for the admin role).
@@ -27,7 +49,8 @@ void ServeBackup(Call& c) {
       c.options.backup_dir.empty()
           ? std::filesystem::temp_directory_path(ignored).string()
           : c.options.backup_dir;
-  std::string path = dir + "/.leasehold-backup-XXXXXX";
+  std::string path = dir + "/" + std::string(kScratchPrefix) +
+                     std::string(kScratchRandom, 'X');
   const int fd = ::mkstemp(path.data());
   if (fd < 0) {
     return c.Fail(Status(StatusCode::kUnavailable,

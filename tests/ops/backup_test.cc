@@ -294,6 +294,32 @@ TEST(BackupTest, TheMemoryStoreSaysThereIsNothingToBackUp) {
   EXPECT_FALSE(std::filesystem::exists(dir.File("m.db")));
 }
 
+// A server killed mid-backup leaves its scratch copy in the data
+// directory; the next start on that directory removes it, and nothing
+// else there.
+TEST(BackupTest, AScratchCopyLeftByADeadServerIsRemovedAtTheNextStart) {
+  TempDir dir;
+  const std::string data = dir.File("data");
+  std::filesystem::create_directories(data);
+  const auto plant = [&](const std::string& name) {
+    std::ofstream(data + "/" + name) << "a copy cut short";
+  };
+  plant(".leasehold-backup-Ab3xYz");  // a scratch copy
+  plant(".leasehold-backup-notes");   // not one: wrong length
+  plant("leasehold-backup-Ab3xYz");   // nor this
+  std::filesystem::create_directory(data + "/.leasehold-backup-d1rXyz");
+  {
+    ServerProcess server(data);
+    HttpClient http(server.port());
+    EXPECT_EQ(http.Request("GET", "/healthz").status, 200);
+  }
+  EXPECT_FALSE(std::filesystem::exists(data + "/.leasehold-backup-Ab3xYz"));
+  EXPECT_TRUE(std::filesystem::exists(data + "/.leasehold-backup-notes"));
+  EXPECT_TRUE(std::filesystem::exists(data + "/leasehold-backup-Ab3xYz"));
+  EXPECT_TRUE(
+      std::filesystem::is_directory(data + "/.leasehold-backup-d1rXyz"));
+}
+
 TEST(BackupTest, TheCommandSaysWhatWentWrong) {
   TempDir dir;
   ServerProcess server(dir.File("data"));
