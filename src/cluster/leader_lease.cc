@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <random>
@@ -36,7 +37,8 @@ std::string LeaderLease::EpochCheckSql(std::string_view schema) {
 }
 
 LeaderLease::LeaderLease(LeaderLeaseOptions options)
-    : options_(std::move(options)), watchdog_(options_.lease) {
+    : options_(std::move(options)),
+      watchdog_(std::max(options_.lease, kLeastStatementLimit)) {
   std::random_device random;
   holder_ = fmt::format("{}#{:08x}{:08x}", options_.node, random(), random());
   const std::string& s = options_.schema;
@@ -161,7 +163,7 @@ Status LeaderLease::Unanswered(std::string_view during) const {
   return Status(StatusCode::kUnavailable,
                 fmt::format("leader lease: PostgreSQL did not answer within "
                             "{} ms ({}); its connection was given up",
-                            options_.lease.count(), during));
+                            watchdog_.limit().count(), during));
 }
 
 Result<pg::PgResult> LeaderLease::Run(const pg::Statement& statement,

@@ -23,10 +23,12 @@
 // so a takeover waits until that transaction ends, and it fails once the
 // epoch has moved on, so the transaction rolls back.
 //
-// A statement the database leaves unanswered for a whole lease (a stopped
-// backend, a commit waiting for a synchronous standby that is gone) is given
-// up (pg::Watchdog), so the keeper goes on and the node's own deadline, not
-// a blocked call, decides when it stops acting.
+// A statement the database leaves unanswered for a whole lease, and at
+// least kLeastStatementLimit (a stopped backend, a commit waiting for a
+// synchronous standby that is gone), is given up (pg::Watchdog), so the
+// keeper goes on; the node's own deadline, not the limit, decides when it
+// stops acting, so a generous limit costs no safety, and spares a loaded
+// machine's slow statement with a short lease.
 //
 // Not thread-safe: one thread (the node's lease keeper) calls it.
 #ifndef LEASEHOLD_CLUSTER_LEADER_LEASE_H_
@@ -45,6 +47,9 @@
 #include "pg/watchdog.h"
 
 namespace leasehold::cluster {
+
+// The least time a lease statement is given before it is given up.
+inline constexpr std::chrono::milliseconds kLeastStatementLimit{2000};
 
 // The SQLSTATE of EpochCheckSql() once another node has taken over.
 inline constexpr char kEpochLostSqlState[] = "LH001";
@@ -152,7 +157,7 @@ class LeaderLease {
   std::string holder_;
   std::string take_sql_, renew_sql_, resign_sql_, current_sql_;
   std::string announce_sql_, members_sql_;
-  pg::Watchdog watchdog_;  // bounds each statement by the lease
+  pg::Watchdog watchdog_;  // bounds each statement (see above)
   pg::Connection conn_;
   std::uint64_t epoch_ = 0;
   Clock::time_point valid_until_ = Clock::time_point::min();
