@@ -3,6 +3,7 @@
 #include "server/api.h"
 
 #include <charconv>
+#include <chrono>
 #include <map>
 
 #include "server/handlers.h"
@@ -207,7 +208,30 @@ std::optional<ApiResponse> Api::ToLeader(std::string_view target) const {
   return r;
 }
 
+namespace {
+
+// Counts each answer for its endpoint (Metrics::OnAnswer) on its way out;
+// `route` is filled in once the request is matched.
+struct CountedRespond {
+  Api::Respond inner;
+  Metrics* metrics;
+  const Route* route;
+  std::chrono::steady_clock::time_point arrived;
+
+  void operator()(ApiResponse r) const {
+    metrics->OnAnswer(route, r.status,
+                      std::chrono::steady_clock::now() - arrived);
+    inner(std::move(r));
+  }
+};
+
+}  // namespace
+
 void Api::Handle(ApiRequest request, Respond respond) {
+  if (metrics_ != nullptr) {
+    respond = CountedRespond{std::move(respond), metrics_, nullptr,
+                             std::chrono::steady_clock::now()};
+  }
   const std::string_view target = request.target;
   const std::size_t q = target.find('?');
   const std::string_view raw_path = target.substr(0, q);
@@ -251,6 +275,9 @@ void Api::Handle(ApiRequest request, Respond respond) {
 
   const RouteMatch match = MatchRoute(m, c.path);
   c.route = match.route;
+  if (auto* counted = c.respond.target<CountedRespond>()) {
+    counted->route = match.route;
+  }
   c.cluster = cluster_.load();
   if (match.route == nullptr || !match.route->Has(kEveryNode)) {
     if (auto elsewhere = ToLeader(target)) {

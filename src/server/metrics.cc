@@ -1,8 +1,10 @@
 #include "server/metrics.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "common/version.h"
+#include "server/routes.h"
 
 namespace leasehold::server {
 namespace {
@@ -16,6 +18,80 @@ void Metric(std::ostringstream& out, const char* name, const char* type,
 }
 
 }  // namespace
+
+Metrics::Metrics()
+    : answers_(std::make_unique<AnswerStats[]>(Routes().size() + 1)) {}
+
+void Metrics::OnAnswer(const Route* route, unsigned status,
+                       std::chrono::steady_clock::duration took) {
+  const std::span<const Route> routes = Routes();
+  AnswerStats& stats =
+      answers_[route == nullptr
+                   ? routes.size()
+                   : static_cast<std::size_t>(route - routes.data())];
+  const unsigned klass = std::clamp(status / 100, 1u, 5u) - 1;
+  stats.by_class[klass].fetch_add(1, std::memory_order_relaxed);
+  const double seconds = std::chrono::duration<double>(took).count();
+  for (std::size_t i = 0; i < kAnswerBuckets.size(); ++i) {
+    if (seconds <= kAnswerBuckets[i]) {
+      stats.buckets[i].fetch_add(1, std::memory_order_relaxed);
+      break;
+    }
+  }
+  stats.nanoseconds.fetch_add(
+      static_cast<std::uint64_t>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(took).count()),
+      std::memory_order_relaxed);
+}
+
+// Only endpoints that have answered: the table has some sixty.
+void Metrics::RenderAnswers(std::ostringstream& out) const {
+  const std::span<const Route> routes = Routes();
+  constexpr const char* kClasses[] = {"1xx", "2xx", "3xx", "4xx", "5xx"};
+  std::ostringstream requests, times;
+  Metric(requests, "leasehold_http_requests_total", "counter",
+         "Requests answered, by endpoint (method and path template; "
+         "\"other\": none serves it) and status class.");
+  Metric(times, "leasehold_http_request_seconds", "histogram",
+         "Time from a request's arrival to its answer, by endpoint; a lock "
+         "request's wait included.");
+  for (std::size_t r = 0; r <= routes.size(); ++r) {
+    const AnswerStats& stats = answers_[r];
+    std::uint64_t count = 0;
+    std::array<std::uint64_t, 5> by_class{};
+    for (std::size_t k = 0; k < by_class.size(); ++k) {
+      by_class[k] = stats.by_class[k].load(std::memory_order_relaxed);
+      count += by_class[k];
+    }
+    if (count == 0) continue;
+    const std::string route = r == routes.size()
+                                  ? "other"
+                                  : std::string(routes[r].method) + " " +
+                                        std::string(routes[r].pattern.text());
+    for (std::size_t k = 0; k < by_class.size(); ++k) {
+      if (by_class[k] == 0) continue;
+      requests << "leasehold_http_requests_total{route=\"" << route
+               << "\",code=\"" << kClasses[k] << "\"} " << by_class[k] << "\n";
+    }
+    std::uint64_t cumulative = 0;
+    for (std::size_t i = 0; i < kAnswerBuckets.size(); ++i) {
+      cumulative += stats.buckets[i].load(std::memory_order_relaxed);
+      times << "leasehold_http_request_seconds_bucket{route=\"" << route
+            << "\",le=\"" << kAnswerBuckets[i] << "\"} "
+            << std::min(cumulative, count) << "\n";
+    }
+    times << "leasehold_http_request_seconds_bucket{route=\"" << route
+          << "\",le=\"+Inf\"} " << count << "\n"
+          << "leasehold_http_request_seconds_sum{route=\"" << route << "\"} "
+          << static_cast<double>(
+                 stats.nanoseconds.load(std::memory_order_relaxed)) /
+                 1e9
+          << "\n"
+          << "leasehold_http_request_seconds_count{route=\"" << route << "\"} "
+          << count << "\n";
+  }
+  out << requests.str() << times.str();
+}
 
 void Metrics::ObserveWait(double seconds) {
   for (std::size_t i = 0; i < kWaitBuckets.size(); ++i) {
@@ -247,6 +323,7 @@ std::string Metrics::Render(const EngineStats& engine, std::size_t parked,
             "Times this node stopped leading.",
             static_cast<double>(c->stepped_down));
   }
+  RenderAnswers(out);
   return out.str();
 }
 

@@ -4,9 +4,13 @@
 #define LEASEHOLD_SERVER_METRICS_H_
 
 #include <array>
+#include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -16,11 +20,24 @@
 
 namespace leasehold::server {
 
+struct Route;
+
 class Metrics {
  public:
   // Upper bounds of the wait-time histogram, in seconds.
   static constexpr std::array<double, 11> kWaitBuckets = {
       0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60};
+  // Upper bounds of the per-endpoint answer-time histogram, in seconds.
+  static constexpr std::array<double, 8> kAnswerBuckets = {
+      0.0005, 0.001, 0.005, 0.025, 0.1, 0.5, 2.5, 10};
+
+  Metrics();
+
+  // A request to `route` (null: no endpoint serves it) was answered with
+  // `status`, `took` after it reached the Api (a lock wait included).
+  // Thread-safe and lock-free: every request calls it.
+  void OnAnswer(const Route* route, unsigned status,
+                std::chrono::steady_clock::duration took);
 
   // Counts acquisitions by result and times waits. Thread-safe.
   void OnEvents(const std::vector<OwnedEvent>& events);
@@ -59,6 +76,18 @@ class Metrics {
   std::uint64_t backups_ok_ = 0, backups_failed_ = 0;
   double last_backup_seconds_ = 0;
   std::uint64_t last_backup_bytes_ = 0;
+
+  // Per endpoint, in the route table's order, then one for requests no
+  // endpoint serves. Relaxed atomics: counts, read only to render.
+  struct AnswerStats {
+    std::array<std::atomic<std::uint64_t>, 5> by_class{};  // 1xx .. 5xx
+    // How many answers fell in each bucket (not cumulative; past the last
+    // bound: only in the count).
+    std::array<std::atomic<std::uint64_t>, kAnswerBuckets.size()> buckets{};
+    std::atomic<std::uint64_t> nanoseconds{0};
+  };
+  std::unique_ptr<AnswerStats[]> answers_;
+  void RenderAnswers(std::ostringstream& out) const;
 };
 
 }  // namespace leasehold::server

@@ -367,9 +367,39 @@ TEST_F(ServerTest, MetricsCountResultsWaitsAndState) {
       a.Request("POST", "/v1/records/docs/k/checkout", R"({"owner":"Asha"})")
           .status,
       200u);
+  EXPECT_EQ(a.Request("GET", "/v1/no-such-thing").status, 404u);
   auto m = a.Request("GET", "/metrics");
   ASSERT_EQ(m.status, 200u);
   const std::string& t = m.body;
+  // Per endpoint: answers by status class, and their times.
+  const std::string acquire = R"(route="POST /v1/applocks/{ns}/acquire")";
+  EXPECT_EQ(
+      Sample(
+          t,
+          R"(leasehold_http_requests_total{route="POST /v1/sessions",code="2xx"})"),
+      2);
+  EXPECT_EQ(
+      Sample(t, "leasehold_http_requests_total{" + acquire + R"(,code="2xx"})"),
+      1);
+  EXPECT_EQ(
+      Sample(t, "leasehold_http_requests_total{" + acquire + R"(,code="4xx"})"),
+      2);
+  EXPECT_EQ(
+      Sample(t, R"(leasehold_http_requests_total{route="other",code="4xx"})"),
+      1);
+  EXPECT_EQ(Sample(t, "leasehold_http_request_seconds_count{" + acquire + "}"),
+            3);
+  EXPECT_EQ(Sample(t, "leasehold_http_request_seconds_bucket{" + acquire +
+                          R"(,le="+Inf"})"),
+            3);
+  EXPECT_LE(Sample(t, "leasehold_http_request_seconds_bucket{" + acquire +
+                          R"(,le="0.025"})"),
+            2)
+      << "the 50 ms wait is counted above 25 ms";
+  EXPECT_GE(Sample(t, "leasehold_http_request_seconds_sum{" + acquire + "}"),
+            0.05);
+  EXPECT_NE(t.find("# TYPE leasehold_http_request_seconds histogram"),
+            std::string::npos);
   EXPECT_EQ(Sample(t, R"(leasehold_acquisitions_total{result="granted"})"), 1);
   EXPECT_EQ(Sample(t, R"(leasehold_acquisitions_total{result="timeout"})"), 2);
   EXPECT_EQ(Sample(t, "leasehold_wait_seconds_count"), 1);  // the 50 ms wait
