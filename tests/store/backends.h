@@ -76,6 +76,25 @@ class StoreLocation {
   // A scratch file beside it (the crash tests' acknowledgement logs).
   std::string File(const std::string& name) const { return dir_.File(name); }
 
+  // After a writer was killed: waits (at most 30 s) until no connection to
+  // the database is left. A killed writer's backend may still commit the
+  // batch it was sent, after a check had loaded the store without it. A
+  // leasehold node is kept from that by its epoch (a takeover waits for
+  // the old leader's fenced transaction); the bare store of these tests
+  // has none, so the check waits instead. Nothing to wait for on SQLite.
+  void AwaitWritersGone() const {
+    if (database_ == nullptr) return;
+    const std::string count =
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = '" +
+        database_->name() + "'";
+    for (int i = 0; i < 3000; ++i) {
+      if (testing::PgValue(testing::TestClusterUrl(), count) == "0") return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ADD_FAILURE() << "a killed writer's connection to " << database_->name()
+                  << " outlived it by 30 s";
+  }
+
  private:
   testing::TempDir dir_;
   std::unique_ptr<testing::TestDatabase> database_;

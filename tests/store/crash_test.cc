@@ -125,6 +125,7 @@ TEST_P(Crash, KillNineNeverLosesAcknowledgedWrites) {
     ASSERT_EQ(kill(pid, SIGKILL), 0);
     int status = 0;
     ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    location.AwaitWritersGone();
     ASSERT_TRUE(WIFSIGNALED(status))
         << "the writer stopped by itself (exit " << WEXITSTATUS(status)
         << ") in round " << round;
