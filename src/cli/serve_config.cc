@@ -74,6 +74,12 @@ constexpr ConfigOption kOptions[] = {
      .default_text = "86400000",
      .min = 1,
      .max = kNoMaximum},
+    {.key = "store_stall_ms",
+     .type = "integer",
+     .unit = "ms",
+     .default_text = "10000",
+     .min = 1,
+     .max = kNoMaximum},
     {.key = "max_checkout_ttl_ms",
      .type = "integer",
      .unit = "ms",
@@ -373,6 +379,8 @@ Status ParseServeConfig(std::string_view text, const std::string& path,
       c.api.max_session_ttl = milliseconds(n);
     } else if (key == "max_checkout_ttl_ms") {
       c.api.max_checkout_ttl = milliseconds(n);
+    } else if (key == "store_stall_ms") {
+      c.api.store_stall = milliseconds(n);
     } else if (key == "request_timeout_ms") {
       c.http.request_timeout = milliseconds(n);
     } else if (key == "max_body_bytes") {

@@ -46,6 +46,10 @@ struct ApiOptions {
   std::chrono::milliseconds default_session_ttl{30'000};
   std::chrono::milliseconds max_session_ttl{24 * 3'600'000};
   std::chrono::milliseconds max_checkout_ttl{7 * 24 * 3'600'000LL};
+  // GET /healthz answers 503 while a store commit has been in flight longer
+  // than this (a stalled disk or database): nothing has failed yet, but
+  // every write waits, and a load balancer should look elsewhere.
+  std::chrono::milliseconds store_stall{10'000};
   // No tokens: every caller may do everything. The Api's first tokens:
   // moved into the Api, which answers by them until SetAuthenticator.
   Authenticator auth;

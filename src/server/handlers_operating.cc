@@ -15,6 +15,22 @@ void Health(Call& c) {
   if (failure.ok() && c.cluster != nullptr && !c.cluster->Leads()) {
     failure = Status(StatusCode::kUnavailable, "this node does not lead now");
   }
+  if (failure.ok()) {
+    const std::chrono::duration<double> in_flight(
+        c.service.CommitStats().commit_in_flight_seconds);
+    if (in_flight > c.options.store_stall) {
+      failure =
+          Status(StatusCode::kUnavailable,
+                 "the store has had a commit in flight for " +
+                     std::to_string(
+                         std::chrono::duration_cast<std::chrono::milliseconds>(
+                             in_flight)
+                             .count()) +
+                     " ms (store_stall_ms is " +
+                     std::to_string(c.options.store_stall.count()) +
+                     "): a stalled disk or database; writes wait for it");
+    }
+  }
   failure.ok() ? c.Reply(200, boost::json::object{{"status", "ok"},
                                                   {"version", Version()}})
                : c.Fail(failure);

@@ -287,6 +287,10 @@ std::string Metrics::Render(const EngineStats& engine, std::size_t parked,
           "Time spent committing, in seconds.", store.total_commit_seconds);
   gauge("leasehold_store_last_commit_seconds",
         "Latency of the last commit, in seconds.", store.last_commit_seconds);
+  gauge("leasehold_store_commit_in_flight_seconds",
+        "How long the commit now in flight has been, in seconds (0: none); "
+        "past store_stall_ms, /healthz answers 503.",
+        store.commit_in_flight_seconds);
   gauge("leasehold_store_up",
         "1 while the store accepts writes, 0 from a failure to its recovery.",
         report.up ? 1 : 0);

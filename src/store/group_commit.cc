@@ -83,7 +83,14 @@ void GroupCommitter::WakeWaiters() {
 
 GroupCommitStats GroupCommitter::Stats() const {
   std::lock_guard lock(mu_);
-  return stats_;
+  GroupCommitStats stats = stats_;
+  if (writing_) {
+    stats.commit_in_flight_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                      writing_since_)
+            .count();
+  }
+  return stats;
 }
 
 void GroupCommitter::WriterLoop() {
@@ -102,6 +109,7 @@ void GroupCommitter::WriterLoop() {
 
 void GroupCommitter::CommitQueued(std::unique_lock<std::mutex>& lock) {
   writing_ = true;
+  writing_since_ = std::chrono::steady_clock::now();
   std::vector<JournalBatch> taken;
   taken.swap(queue_);
   const Seq last = submitted_;

@@ -16,6 +16,7 @@
 #ifndef LEASEHOLD_STORE_GROUP_COMMIT_H_
 #define LEASEHOLD_STORE_GROUP_COMMIT_H_
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -35,6 +36,9 @@ struct GroupCommitStats {
   std::uint64_t last_batch_entries = 0;
   double last_commit_seconds = 0;
   double total_commit_seconds = 0;
+  // How long the commit now in flight has been (0: none): a stalled disk
+  // or database shows here long before anything fails.
+  double commit_in_flight_seconds = 0;
 
   // Adds the counts of `later` (a committer that came after this one's) and
   // takes its last-commit figures.
@@ -45,6 +49,7 @@ struct GroupCommitStats {
     last_batch_entries = later.last_batch_entries;
     last_commit_seconds = later.last_commit_seconds;
     total_commit_seconds += later.total_commit_seconds;
+    commit_in_flight_seconds = later.commit_in_flight_seconds;
   }
 };
 
@@ -107,6 +112,7 @@ class GroupCommitter {
   Status failure_;
   bool stopping_ = false;
   bool writing_ = false;  // a leader is appending
+  std::chrono::steady_clock::time_point writing_since_;  // while writing_
   GroupCommitStats stats_;
   std::thread writer_;
 };

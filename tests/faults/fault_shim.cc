@@ -16,7 +16,9 @@
 //   ops=fdatasync,fsync   which calls: fsync fdatasync write pwrite, where
 //                         write covers writev and pwrite covers pwrite64,
 //                         pwritev and pwritev64
-//   errno=EIO             EIO, ENOSPC, EROFS, EDQUOT, or a number
+//   errno=EIO             EIO, ENOSPC, EROFS, EDQUOT, or a number; or
+//                         hang: the call blocks until the rule changes,
+//                         then goes on and succeeds (a stalled disk)
 //   after=0               let this many matching calls succeed first
 //   count=1               then fail this many; count=all fails every
 //                         matching call until the rule changes
@@ -63,6 +65,7 @@ struct Rule {
   bool armed = false;
   unsigned ops = 0;
   int error = EIO;
+  bool hang = false;  // errno=hang
   long after = 0;
   long count = 1;  // < 0: every matching call
   char suffix[256] = {};
@@ -198,7 +201,10 @@ bool ParseWord(char* word, Rule& r) {
   *eq = '\0';
   const char* v = eq + 1;
   if (std::strcmp(word, "ops") == 0) return ParseOps(v, r.ops);
-  if (std::strcmp(word, "errno") == 0) return ParseErrno(v, r.error);
+  if (std::strcmp(word, "errno") == 0) {
+    r.hang = std::strcmp(v, "hang") == 0;
+    return r.hang || ParseErrno(v, r.error);
+  }
   if (std::strcmp(word, "after") == 0) return ParseCount(v, r.after);
   if (std::strcmp(word, "count") == 0) return ParseCount(v, r.count);
   if (std::strcmp(word, "suffix") == 0) {
@@ -263,15 +269,27 @@ int Decide(int fd, Op op, const char* call) {
     matched = failed = 0;
   }
   int error = 0;
+  bool hang = false;
   if (rule.armed && (rule.ops & op) != 0 &&
       (rule.suffix[0] == '\0' || EndsWith(path, rule.suffix))) {
     ++matched;
     if (matched > rule.after && (rule.count < 0 || failed < rule.count)) {
       ++failed;
-      error = rule.error;
+      hang = rule.hang;
+      error = rule.hang ? 0 : rule.error;
     }
   }
   pthread_mutex_unlock(&mu);
+  if (hang) {
+    char line[kMaxPath + 64];
+    std::snprintf(line, sizeof line, "%s %s hang\n", call, path);
+    Log(line);
+    char now[kMaxRule + 1];
+    do {
+      usleep(10'000);
+      ReadControl(now);
+    } while (std::strcmp(now, text) == 0);
+  }
   if (error != 0) {
     char line[kMaxPath + 64];
     std::snprintf(line, sizeof line, "%s %s %s\n", call, path,

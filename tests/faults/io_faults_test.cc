@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -58,7 +59,7 @@ class IoFaultsTest : public ::testing::Test {
              "ASAN_OPTIONS=" + std::string(asan != nullptr ? asan : "") +
                  ":verify_asan_link_order=0"};
     }
-    server_ = std::make_unique<ServerProcess>(data_, "", env);
+    server_ = std::make_unique<ServerProcess>(data_, config_, env);
     client_ = std::make_unique<HttpClient>(server_->port());
   }
 
@@ -183,6 +184,7 @@ class IoFaultsTest : public ::testing::Test {
 
   TempDir dir_;
   std::string data_, control_;
+  std::string config_;  // a config file for StartServer ("" for none)
   std::unique_ptr<ServerProcess> server_;
   std::unique_ptr<HttpClient> client_;
   std::string session_;
@@ -344,6 +346,50 @@ TEST_F(IoFaultsTest, KilledDuringTheFaultLosesNothingAcknowledged) {
   ASSERT_EQ(mode.status, 200u) << mode.body;
   EXPECT_EQ(mode.json.at("mode").as_string(), "Exclusive");
   EXPECT_TRUE(Acknowledged(Put("after-restart")));
+}
+
+// A disk that stalls (an fsync that does not return: a hung network mount,
+// a dying disk) fails nothing, so the store stays "up" and every write
+// just waits. /healthz answers 503 once a commit has been in flight past
+// store_stall_ms, and leasehold_store_commit_in_flight_seconds says for
+// how long; when the disk comes back the write is acknowledged and health
+// returns.
+TEST_F(IoFaultsTest, AStalledDiskTurnsHealthAwayUntilItComesBack) {
+  config_ = dir_.File("stall.json");
+  std::ofstream(config_) << R"({"store_stall_ms": 300})";
+  server_.reset();
+  StartServer(/*with_shim=*/true);
+  ASSERT_EQ(Health(), 200u);
+  Arm("ops=fdatasync errno=hang count=all");
+  const std::uint16_t port = server_->port();
+  auto stalled = std::async(std::launch::async, [port] {
+    HttpClient c(port);
+    return c.Request("PUT", api::RecordPath("docs", "stalled"),
+                     api::PutBody(Body("stalled")));
+  });
+  HttpAnswer health;
+  const auto until =
+      std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  do {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    health = client_->Request("GET", api::HealthPath());
+  } while (health.status == 200 && std::chrono::steady_clock::now() < until);
+  EXPECT_EQ(health.status, 503u) << "health stayed 200 on a stalled disk";
+  EXPECT_NE(health.body.find("in flight"), std::string::npos) << health.body;
+  const std::string metrics = client_->Request("GET", "/metrics").body;
+  const std::string gauge = "\nleasehold_store_commit_in_flight_seconds ";
+  const auto at = metrics.find(gauge);
+  ASSERT_NE(at, std::string::npos) << metrics;
+  EXPECT_GT(std::stod(metrics.substr(at + gauge.size())), 0.3);
+  EXPECT_EQ(stalled.wait_for(std::chrono::seconds(0)),
+            std::future_status::timeout)
+      << "the write was answered while its commit hung";
+  Disarm();
+  EXPECT_TRUE(Acknowledged(stalled.get()));
+  EXPECT_EQ(Health(), 200u);
+  auto read = Get("stalled");
+  ASSERT_EQ(read.status, 200u) << read.body;
+  EXPECT_EQ(read.json.at("body").as_string(), Body("stalled"));
 }
 
 }  // namespace
