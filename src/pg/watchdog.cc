@@ -21,7 +21,10 @@ Watchdog::~Watchdog() {
 }
 
 Watchdog::Watch Watchdog::Arm(PGconn* conn) {
-  const int fd = PQsocket(conn);
+  return ArmSocket(PQsocket(conn));
+}
+
+Watchdog::Watch Watchdog::ArmSocket(int fd) {
   const int copy = fd >= 0 ? ::dup(fd) : -1;
   std::lock_guard lock(mu_);
   entries_.push_back({.socket = copy, .deadline = Clock::now() + limit_});

@@ -72,6 +72,9 @@ class Watchdog {
   // Watches `conn` (connected) from now on. The Watch must end before the
   // connection is closed or reset.
   [[nodiscard]] Watch Arm(PGconn* conn);
+  // The same for a socket of the caller's (what Arm(conn) does with the
+  // connection's).
+  [[nodiscard]] Watch ArmSocket(int fd);
 
   std::chrono::milliseconds limit() const { return limit_; }
 
