@@ -30,8 +30,8 @@ class SocketPair {
   bool Carries() {
     const char out = 'x';
     char in = 0;
-    return ::write(fds_[1], &out, 1) == 1 && ::read(fds_[0], &in, 1) == 1 &&
-           in == 'x';
+    return ::send(fds_[1], &out, 1, MSG_NOSIGNAL) == 1 &&
+           ::read(fds_[0], &in, 1) == 1 && in == 'x';
   }
 
  private:
