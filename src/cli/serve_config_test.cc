@@ -209,5 +209,24 @@ TEST(ServeReloadTest, LiveOptionsChangeAndTheRestNeedARestart) {
   EXPECT_EQ(changes[0].second.lock_delay, std::chrono::milliseconds(0));
 }
 
+// Every top-level number that a reload does not apply is refused when it
+// changes, by name: none is taken silently and then ignored.
+TEST(ServeReloadTest, EveryRestartOnlyNumberIsRefusedByName) {
+  const ServeConfig running = Configured("{}");
+  for (const ConfigOption& o : ConfigOptions()) {
+    if (o.type != "integer" || o.live || o.key.starts_with("namespaces.")) {
+      continue;
+    }
+    const std::int64_t standard = std::stoll(std::string(o.default_text));
+    const std::int64_t other = standard == o.min ? o.min + 1 : o.min;
+    const Status refused = CheckLiveChange(
+        running, Configured("{\"" + std::string(o.key) +
+                            "\":" + std::to_string(other) + "}"));
+    EXPECT_EQ(refused.code(), StatusCode::kBadRequest) << o.key;
+    EXPECT_NE(refused.message().find(std::string(o.key)), std::string::npos)
+        << o.key << ": " << refused.message();
+  }
+}
+
 }  // namespace
 }  // namespace leasehold::cli

@@ -43,6 +43,7 @@ Status CheckLiveChange(const ServeConfig& running, const ServeConfig& next) {
           "max_session_ttl_ms");
   differs(running.api.max_checkout_ttl != next.api.max_checkout_ttl,
           "max_checkout_ttl_ms");
+  differs(running.api.store_stall != next.api.store_stall, "store_stall_ms");
   // Locks already granted are journaled, or not, by the namespace's
   // choice: switching would lose them, or leave journal rows for a
   // namespace that no longer replays them.
