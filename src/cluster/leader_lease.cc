@@ -116,6 +116,15 @@ Status LeaderLease::Connect() {
   auto conn = pg::Connect(options_.url);
   if (!conn) return conn.error();
   auto watch = watchdog_.Arm(conn->get());
+  Status st = watch.Explain("leader lease: setting up its connection",
+                            SetUp(conn->get()));
+  if (!st.ok()) return st;
+  // Broken if the watch fired just after: the next Run() reconnects.
+  conn_ = std::move(*conn);
+  return Status::Ok();
+}
+
+Status LeaderLease::SetUp(PGconn* conn) {
   // Two nodes starting at once may both create: the loser's statement
   // fails on the catalog's unique index, and its second try finds it all.
   const std::string create = fmt::format(
@@ -134,16 +143,16 @@ Status LeaderLease::Connect() {
       "'leasehold: epoch % no longer leads (another node took over)', mine "
       "USING ERRCODE = '{1}'; END IF; END $$",
       options_.schema, kEpochLostSqlState);
-  if (!pg::Exec(conn->get(), create) && !pg::Exec(conn->get(), create)) {
-    return pg::Failure(conn->get(), "create the leader table");
+  if (!pg::Exec(conn, create) && !pg::Exec(conn, create)) {
+    return pg::Failure(conn, "create the leader table");
   }
   const std::string members = fmt::format(
       "CREATE TABLE IF NOT EXISTS {}.nodes (node text PRIMARY KEY, "
       "advertise text NOT NULL, role text NOT NULL, "
       "seen_at timestamptz NOT NULL)",
       options_.schema);
-  if (!pg::Exec(conn->get(), members) && !pg::Exec(conn->get(), members)) {
-    return pg::Failure(conn->get(), "create the nodes table");
+  if (!pg::Exec(conn, members) && !pg::Exec(conn, members)) {
+    return pg::Failure(conn, "create the nodes table");
   }
   const std::array<pg::Statement, 6> statements = {{
       {"lease_take", take_sql_.c_str(), 3},
@@ -153,17 +162,7 @@ Status LeaderLease::Connect() {
       {"lease_announce", announce_sql_.c_str(), 3},
       {"lease_members", members_sql_.c_str(), 1},
   }};
-  if (Status st = pg::Prepare(conn->get(), statements); !st.ok()) return st;
-  if (watch.fired()) return Unanswered("setting up its connection");
-  conn_ = std::move(*conn);
-  return Status::Ok();
-}
-
-Status LeaderLease::Unanswered(std::string_view during) const {
-  return Status(StatusCode::kUnavailable,
-                fmt::format("leader lease: PostgreSQL did not answer within "
-                            "{} ms ({}); its connection was given up",
-                            watchdog_.limit().count(), during));
+  return pg::Prepare(conn, statements);
 }
 
 Result<pg::PgResult> LeaderLease::Run(const pg::Statement& statement,
@@ -173,15 +172,17 @@ Result<pg::PgResult> LeaderLease::Run(const pg::Statement& statement,
     if (Status st = Connect(); !st.ok()) return std::unexpected(st);
   }
   bool unanswered = false;
-  const auto run = [&] {
+  const auto run = [&]() -> Result<pg::PgResult> {
     auto watch = watchdog_.Arm(conn_.get());
     auto result = pg::Run(conn_.get(), statement, values);
     unanswered = watch.fired();
-    return result;
+    if (result) return result;
+    return std::unexpected(watch.Explain(
+        "leader lease: " + std::string(statement.name), result.error()));
   };
   auto r = run();
   // Once more would wait as long again; the keeper's next round retries.
-  if (unanswered) return std::unexpected(Unanswered(statement.name));
+  if (unanswered) return r;
   if (!r && PQstatus(conn_.get()) != CONNECTION_OK) {
     // The connection broke under the statement: once more on a new one.
     // Taking and renewing are safe to repeat: each is one statement that
@@ -189,7 +190,6 @@ Result<pg::PgResult> LeaderLease::Run(const pg::Statement& statement,
     conn_.reset();
     if (Status st = Connect(); !st.ok()) return std::unexpected(st);
     r = run();
-    if (unanswered) return std::unexpected(Unanswered(statement.name));
   }
   return r;
 }

@@ -146,8 +146,8 @@ class LeaderLease {
   // Connects (again, after a broken connection) and prepares the
   // statements.
   Status Connect();
-  // Why a call failed when the database did not answer in time.
-  Status Unanswered(std::string_view during) const;
+  // Creates what the lease needs if missing and prepares its statements.
+  Status SetUp(PGconn* conn);
   // Runs `statement` with `values`, reconnecting once if the connection
   // broke (not when it went unanswered).
   Result<pg::PgResult> Run(const pg::Statement& statement,

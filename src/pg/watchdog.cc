@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <string>
 
 namespace leasehold::pg {
 
@@ -50,6 +51,17 @@ Watchdog::Watch::~Watch() {
 bool Watchdog::Watch::fired() const {
   std::lock_guard lock(dog_->mu_);
   return entry_->fired;
+}
+
+Status Watchdog::Watch::Explain(std::string_view during, Status st) const {
+  if (st.ok() || !fired()) return st;
+  const std::string& why = st.message();
+  return Status(StatusCode::kUnavailable,
+                "PostgreSQL did not answer within " +
+                    std::to_string(dog_->limit_.count()) + " ms (" +
+                    std::string(during) +
+                    "), so its connection was given up: " +
+                    why.substr(0, why.find('\n')));
 }
 
 void Watchdog::Watch::Restart() {

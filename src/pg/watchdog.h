@@ -27,7 +27,10 @@
 #include <condition_variable>
 #include <list>
 #include <mutex>
+#include <string_view>
 #include <thread>
+
+#include "leasehold/status.h"
 
 namespace leasehold::pg {
 
@@ -57,6 +60,11 @@ class Watchdog {
     // The limit passed and the socket was shut down: the connection is
     // broken because the server did not answer in time.
     bool fired() const;
+    // `st` as it is, unless it failed because this watch fired: then
+    // kUnavailable saying so ("PostgreSQL did not answer within N ms
+    // (`during`), …"), with the first line of `st` (libpq's account of the
+    // broken connection, whose further lines guess at a crash).
+    Status Explain(std::string_view during, Status st) const;
     // The limit counts again from now: for a long task made of many round
     // trips (a load), each within the limit.
     void Restart();

@@ -32,11 +32,11 @@ class PostgresStore final : public Store {
     if (!conn) return conn.error();
     auto watch = watchdog_.Arm(conn->get());
     auto quoted = postgres::QuoteSchemaName(conn->get(), options_.schema);
-    if (!quoted) return Timed(watch, "opening", quoted.error());
+    if (!quoted) return watch.Explain("opening", quoted.error());
     quoted_ = std::move(*quoted);
     Status st = postgres::Migrate(conn->get(), options_.schema, quoted_);
     if (st.ok()) st = Adopt(std::move(*conn));
-    return Timed(watch, "opening", st);
+    return watch.Explain("opening", st);
   }
 
   Result<Reservations> Load(const Visitors& visit) override {
@@ -47,7 +47,7 @@ class PostgresStore final : public Store {
       loaded = postgres::LoadStore(conn_.get(), options_.schema, quoted_,
                                    options_.load_fetch_rows, visit, watch);
       if (!loaded) {
-        loaded = std::unexpected(Timed(watch, "a load", loaded.error()));
+        loaded = std::unexpected(watch.Explain("a load", loaded.error()));
       }
     }
     DropIfUnusable();
@@ -86,13 +86,13 @@ class PostgresStore final : public Store {
     auto watch = watchdog_.Arm(conn->get());
     if (Status st = pg::Prepare(conn->get(), std::span(&kEndBackend, 1));
         !st.ok()) {
-      return Timed(watch, "ending a backend", st);
+      return watch.Explain("ending a backend", st);
     }
     for (auto it = abandoned_.begin(); it != abandoned_.end();) {
       const std::string pid = std::to_string(it->pid);
       const char* values[] = {pid.c_str(), it->started.c_str()};
       auto ended = pg::Run(conn->get(), kEndBackend, values);
-      if (!ended) return Timed(watch, "ending a backend", ended.error());
+      if (!ended) return watch.Explain("ending a backend", ended.error());
       if (PQntuples(ended->get()) == 0) {
         it = abandoned_.erase(it);  // gone: its transaction is decided
       } else {
@@ -136,28 +136,14 @@ class PostgresStore final : public Store {
       "WHERE pid = $1::int AND backend_start::text = $2",
       2};
 
-  // `st`, or when `watch` fired, why: the server did not answer in time.
-  Status Timed(const pg::Watchdog::Watch& watch, const char* during,
-               Status st) const {
-    if (st.ok() || !watch.fired()) return st;
-    // Only the first line of libpq's account of the lost connection: the
-    // rest guesses at a crash, which is not what happened.
-    const std::string& why = st.message();
-    return Status(StatusCode::kUnavailable,
-                  "PostgreSQL did not answer within " +
-                      std::to_string(options_.timeout.count()) + " ms (" +
-                      during + "), so its connection was given up: " +
-                      why.substr(0, why.find('\n')));
-  }
-
   // Sends `batch`; `timed_out` says whether the server left it unanswered.
   // A connection lost or given up meanwhile is remembered (Close).
   Status Write(const JournalBatch& batch, bool& timed_out) {
     Status st;
     {
       auto watch = watchdog_.Arm(conn_.get());
-      st = Timed(watch, "a batch",
-                 postgres::WriteBatch(conn_.get(), batch, FenceEpoch()));
+      st = watch.Explain(
+          "a batch", postgres::WriteBatch(conn_.get(), batch, FenceEpoch()));
       timed_out = watch.fired();
     }
     if (!st.ok() && PQstatus(conn_.get()) != CONNECTION_OK) {
@@ -192,7 +178,7 @@ class PostgresStore final : public Store {
     auto watch = watchdog_.Arm(conn->get());
     Status st = postgres::CheckVersion(conn->get(), options_.schema, quoted_);
     if (st.ok()) st = Adopt(std::move(*conn));
-    return Timed(watch, "setting up its connection", st);
+    return watch.Explain("setting up its connection", st);
   }
 
   // Makes `conn` the store's connection once it is set up for writing.
