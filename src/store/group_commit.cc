@@ -109,7 +109,8 @@ void GroupCommitter::WriterLoop() {
 
 void GroupCommitter::CommitQueued(std::unique_lock<std::mutex>& lock) {
   writing_ = true;
-  writing_since_ = std::chrono::steady_clock::now();
+  const auto start = std::chrono::steady_clock::now();
+  writing_since_ = start;
   std::vector<JournalBatch> taken;
   taken.swap(queue_);
   const Seq last = submitted_;
@@ -125,7 +126,6 @@ void GroupCommitter::CommitQueued(std::unique_lock<std::mutex>& lock) {
                    std::make_move_iterator(b.end()));
     }
   }
-  const auto start = std::chrono::steady_clock::now();
   const Status st =
       earlier_failure.ok() ? store_->Append(batch) : earlier_failure;
   const std::chrono::duration<double> took =

@@ -535,6 +535,22 @@ class PostgresFaultsTest : public ::testing::Test {
     threads_.clear();
   }
 
+  // How many writes the clients have had answered 503 so far.
+  int Refused() const {
+    int n = 0;
+    for (const auto& c : clients_) n += c->unavailable();
+    return n;
+  }
+  // Whether a write is answered 503 within 20 s, beyond the `before` of
+  // Refused().
+  bool RefusedAgainSince(int before) const {
+    const auto until = SteadyClock::now() + seconds(20);
+    while (Refused() == before && SteadyClock::now() < until) {
+      std::this_thread::sleep_for(milliseconds(20));
+    }
+    return Refused() > before;
+  }
+
   // How the clients fared: every answer a 2xx or a 503 (never a hang or
   // another status), and how many were 503.
   int CheckAnswers() {
@@ -809,22 +825,13 @@ TEST_F(PostgresFaultsTest,
   auto db = PrivateCluster::Start(dir.path());
   ASSERT_NE(db, nullptr);
   ASSERT_NO_FATAL_FAILURE(StartLoad(db->url(), {"--store-timeout-ms", "1000"}));
-  const auto refused = [&] {
-    int n = 0;
-    for (const auto& c : clients_) n += c->unavailable();
-    return n;
-  };
-  const int refused_before = refused();
+  const int refused_before = Refused();
   {
     // application_name leasehold: the store's connections, not the lease's.
     StoppedBackend backend(db->url(), "leasehold");
     ASSERT_TRUE(backend.stopped());
     const auto stopped = SteadyClock::now();
-    while (refused() == refused_before &&
-           SteadyClock::now() < stopped + seconds(20)) {
-      std::this_thread::sleep_for(milliseconds(20));
-    }
-    ASSERT_GT(refused(), refused_before)
+    ASSERT_TRUE(RefusedAgainSince(refused_before))
         << "no write was answered 503 while the backend was stopped";
     std::cout << "first 503 after "
               << std::chrono::duration_cast<milliseconds>(SteadyClock::now() -
@@ -855,19 +862,9 @@ TEST_F(PostgresFaultsTest, ASynchronousStandbyDownBrings503sNotHangs) {
   ASSERT_NE(standby, nullptr);
   ASSERT_NO_FATAL_FAILURE(
       StartLoad(primary->url(), {"--store-timeout-ms", "1000"}));
-  const auto refused = [&] {
-    int n = 0;
-    for (const auto& c : clients_) n += c->unavailable();
-    return n;
-  };
-  const int refused_before = refused();
+  const int refused_before = Refused();
   ASSERT_TRUE(standby->Kill());
-  const auto down = SteadyClock::now();
-  while (refused() == refused_before &&
-         SteadyClock::now() < down + seconds(20)) {
-    std::this_thread::sleep_for(milliseconds(20));
-  }
-  ASSERT_GT(refused(), refused_before)
+  ASSERT_TRUE(RefusedAgainSince(refused_before))
       << "no write was answered 503 while no standby was synchronous";
   // Longer than a request may take: a write held by the stall until the
   // standby is back would count as a hang.
