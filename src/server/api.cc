@@ -116,7 +116,11 @@ unsigned HttpStatusFor(StatusCode code) {
 }
 
 ApiResponse JsonResponse(unsigned status, const json::value& v) {
-  return ApiResponse{status, Serialize(v), "application/json"};
+  return ApiResponse{status, Serialize(v)};
+}
+
+ApiResponse JsonResponse(unsigned status, AnswerText&& text) {
+  return ApiResponse{status, std::move(text).Take()};
 }
 
 ApiResponse ErrorResponse(const Status& st) {

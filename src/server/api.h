@@ -36,7 +36,9 @@ struct ApiRequest {
 struct ApiResponse {
   unsigned status = 200;
   std::string body;  // JSON unless content_type says otherwise
-  std::string content_type = "application/json";
+  // A string literal: a std::string would allocate for every answer
+  // ("application/json" is one byte too long to be kept inline).
+  std::string_view content_type = "application/json";
   std::string location = {};  // a Location header when not empty (307)
   // When set, the body is this file (and `body` is empty), sent in chunks.
   std::shared_ptr<const FileBody> file = {};

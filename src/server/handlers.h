@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "server/answer_text.h"
 #include "server/api.h"
 #include "server/json_io.h"
 #include "server/routes.h"
@@ -69,6 +70,7 @@ struct Call {
 };
 
 ApiResponse JsonResponse(unsigned status, const boost::json::value& v);
+ApiResponse JsonResponse(unsigned status, AnswerText&& text);
 
 // A session id from the API's string form (digits); 0 when malformed, which
 // no session has, so it answers session_not_found.

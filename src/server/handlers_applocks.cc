@@ -49,19 +49,18 @@ Result<LockMode> ModeField(std::optional<std::string> text) {
 ApiResponse AcquireResponse(AcquireResult result, Fence fence, LockMode held,
                             std::uint32_t count,
                             const std::optional<DeadlockReport>& deadlock) {
-  AnswerArena arena;
-  json::object o({{"result", static_cast<int>(result)},
-                  {"status", AcquireResultName(result)}},
-                 arena.storage());
+  AnswerText o;
+  o.Int("result", static_cast<int>(result))
+      .String("status", AcquireResultName(result));
   const bool granted = result == AcquireResult::kGranted ||
                        result == AcquireResult::kGrantedAfterWait;
   if (granted) {
-    o["fence"] = fence;
-    o["mode"] = LockModeName(held);
-    o["count"] = count;
+    o.Uint("fence", fence)
+        .String("mode", LockModeName(held))
+        .Uint("count", count);
   }
-  if (deadlock) o["deadlock"] = DeadlockJson(*deadlock);
-  return JsonResponse(granted ? 200 : 409, o);
+  if (deadlock) o.Value("deadlock", DeadlockJson(*deadlock));
+  return JsonResponse(granted ? 200 : 409, std::move(o));
 }
 
 }  // namespace
@@ -157,9 +156,7 @@ void ReleaseLock(Call& c, const std::string& ns) {
       },
       [](Status& st) {
         if (!st.ok()) return ErrorResponse(st);
-        AnswerArena arena;
-        return JsonResponse(200,
-                            json::object({{"result", 0}}, arena.storage()));
+        return JsonResponse(200, std::move(AnswerText().Int("result", 0)));
       });
 }
 

@@ -62,18 +62,16 @@ Result<Fence> WriteFence(const Fields& f) {
 ApiResponse WriteResponse(const Result<WriteOutcome>& r, const char* done_field,
                           bool with_version) {
   if (!r) return ErrorResponse(r.error());
-  AnswerArena arena;
+  AnswerText o;
+  o.Bool(done_field, r->done);
   if (r->done) {
-    json::object o({{done_field, true}}, arena.storage());
-    if (with_version) o["version"] = r->version;
-    return JsonResponse(200, o);
+    if (with_version) o.Uint("version", r->version);
+    return JsonResponse(200, std::move(o));
   }
   const unsigned status =
       r->reason == RefusalReason::kVersionMismatch ? 412 : 423;
-  return JsonResponse(status,
-                      json::object({{done_field, false},
-                                    {"reason", RefusalReasonName(r->reason)}},
-                                   arena.storage()));
+  return JsonResponse(
+      status, std::move(o.String("reason", RefusalReasonName(r->reason))));
 }
 
 // The transaction a write is staged in: the body's "session", when present
@@ -202,23 +200,19 @@ void Checkout(Call& c, const std::string& ns, const std::string& key) {
       },
       [](Result<CheckoutOutcome>& r) {
         if (!r) return ErrorResponse(r.error());
-        AnswerArena arena;
+        AnswerText o;
+        o.Bool("granted", r->granted);
         if (!r->granted) {
-          return JsonResponse(
-              423,
-              json::object({{"granted", false},
-                            {"locked_by", r->locked_by},
-                            {"lock_expires_at", TimeJson(r->lock_expires_at)}},
-                           arena.storage()));
+          o.String("locked_by", r->locked_by)
+              .Instant("lock_expires_at", r->lock_expires_at);
+          return JsonResponse(423, std::move(o));
         }
-        return JsonResponse(
-            200, json::object({{"granted", true},
-                               {"renewed", r->renewed},
-                               {"token", r->token},
-                               {"fence", r->fence},
-                               {"locked_by", r->locked_by},
-                               {"expires_at", TimeJson(r->lock_expires_at)}},
-                              arena.storage()));
+        o.Bool("renewed", r->renewed)
+            .String("token", r->token)
+            .Uint("fence", r->fence)
+            .String("locked_by", r->locked_by)
+            .Instant("expires_at", r->lock_expires_at);
+        return JsonResponse(200, std::move(o));
       });
 }
 

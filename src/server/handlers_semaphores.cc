@@ -31,16 +31,14 @@ Result<std::uint32_t> CountField(const Fields& f, std::string_view name,
 ApiResponse AcquireResponse(AcquireResult result, Fence fence,
                             std::uint32_t permits,
                             const std::optional<DeadlockReport>& deadlock) {
-  json::object o{{"result", static_cast<int>(result)},
-                 {"status", AcquireResultName(result)}};
+  AnswerText o;
+  o.Int("result", static_cast<int>(result))
+      .String("status", AcquireResultName(result));
   const bool granted = result == AcquireResult::kGranted ||
                        result == AcquireResult::kGrantedAfterWait;
-  if (granted) {
-    o["fence"] = fence;
-    o["permits"] = permits;
-  }
-  if (deadlock) o["deadlock"] = DeadlockJson(*deadlock);
-  return JsonResponse(granted ? 200 : 409, o);
+  if (granted) o.Uint("fence", fence).Uint("permits", permits);
+  if (deadlock) o.Value("deadlock", DeadlockJson(*deadlock));
+  return JsonResponse(granted ? 200 : 409, std::move(o));
 }
 
 json::object SemaphoreJson(const SemaphoreInfo& s) {
