@@ -701,7 +701,8 @@ class Engine {
   //
   // RestoreSession brings back an open session with a fresh ttl: it
   // expires at now + ttl (keep-alives are not journaled), so restore with
-  // the `now` at which the server is about to serve. A session whose row
+  // the `now` at which the server is about to serve (or start them again
+  // with RestartRestoredSessions once loaded). A session whose row
   // has a transaction open had it lost: its staged writes and transaction
   // locks are gone. The next call that needs a transaction (stage, commit,
   // rollback, operation begin or complete, staged enqueue, a Transaction-
@@ -719,6 +720,11 @@ class Engine {
   Status RestoreOperation(OperationRow&& row);
   Status RestoreMessage(MessageRow&& row);
   Status RestoreSession(Time now, SessionRow&& row);
+  // Starts every restored session's fresh ttl again at `now`: a loader that
+  // restored them as of the time its load began calls this when the load is
+  // done, so that a long load (seconds, for a million locks) does not eat
+  // into the ttl their clients were promised.
+  Status RestartRestoredSessions(Time now);
   // Brings back a grant of a restored session: its mode, count, fence and
   // since. A Transaction-owned row needs the session's lost transaction; it
   // is held until the session is told (kTransactionLost) or ends.

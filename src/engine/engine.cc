@@ -1185,6 +1185,15 @@ Status Engine::RestoreSession(Time now, SessionRow&& row) {
   return Status::Ok();
 }
 
+Status Engine::RestartRestoredSessions(Time now) {
+  Units& u = *units_;
+  if (u.started) return RestoreTooLate();
+  std::vector<engine::Session*> restored;
+  u.sessions.ForEach([&](engine::Session* s) { restored.push_back(s); });
+  for (engine::Session* s : restored) u.sessions.KeepAlive(s, now);
+  return Status::Ok();
+}
+
 Status Engine::RestoreLock(LockRow&& row) {
   Units& u = *units_;
   if (u.started) return RestoreTooLate();

@@ -47,10 +47,10 @@ namespace {
 // `sink` (restoring announces nothing).
 template <typename Sink>
 Result<std::unique_ptr<Engine>> LoadEngine(
-    Store& store, EngineOptions options, Sink& sink, Time now,
+    Store& store, EngineOptions options, Sink& sink, const Clock& clock,
     Duration session_grace = Duration::zero()) {
   options.events = &sink;
-  auto engine = RestoreEngine(store, options, now, session_grace);
+  auto engine = RestoreEngine(store, options, clock, session_grace);
   sink.events.clear();
   return engine;
 }
@@ -61,7 +61,7 @@ Result<std::unique_ptr<EngineService>> EngineService::Open(
     asio::io_context& io, std::unique_ptr<Store> store, EngineOptions options,
     const Clock& clock) {
   auto sink = std::make_unique<Sink>();
-  auto engine = LoadEngine(*store, options, *sink, clock.Now());
+  auto engine = LoadEngine(*store, options, *sink, clock);
   if (!engine) return std::unexpected(engine.error());
   std::unique_ptr<EngineService> service(new EngineService(
       io, std::move(store), std::move(*engine), options, clock));
@@ -129,8 +129,7 @@ Status EngineService::Attach(std::unique_ptr<Store> store,
     generation = generation_;
   }
   auto sink = std::make_unique<Sink>();
-  auto engine =
-      LoadEngine(*store, options_, *sink, clock_.Now(), session_grace);
+  auto engine = LoadEngine(*store, options_, *sink, clock_, session_grace);
   if (!engine) return engine.error();
   std::lock_guard lock(mu_);
   if (generation != generation_ || committer_ != nullptr || stopping_) {
@@ -481,7 +480,7 @@ void EngineService::OnRecoveryTimer() {
   auto store = CloseAndReopen(failed, reopen);
   auto sink = std::make_unique<Sink>();
   Result<std::unique_ptr<Engine>> engine =
-      store ? LoadEngine(**store, options_, *sink, clock_.Now())
+      store ? LoadEngine(**store, options_, *sink, clock_)
             : Result<std::unique_ptr<Engine>>(std::unexpected(store.error()));
   std::lock_guard lock(mu_);
   // Shut down, or detached or attached meanwhile: this recovery is over.

@@ -4,8 +4,9 @@ namespace leasehold {
 
 Result<std::unique_ptr<Engine>> RestoreEngine(Store& store,
                                               const EngineOptions& options,
-                                              Time now,
+                                              const Clock& clock,
                                               Duration session_grace) {
+  const Time now = clock.Now();
   auto engine = std::make_unique<Engine>(options);
   Store::Visitors visit;
   visit.key = [&](KeyRow&& row) {
@@ -17,8 +18,8 @@ Result<std::unique_ptr<Engine>> RestoreEngine(Store& store,
   visit.message = [&](MessageRow&& row) {
     return engine->RestoreMessage(std::move(row));
   };
-  // Restored sessions get a fresh ttl (and the grace) from `now`; their
-  // locks follow them.
+  // Restored sessions get a fresh ttl (and the grace), started again once
+  // the load is done; their locks follow them.
   visit.session = [&](SessionRow&& row) {
     return engine->RestoreSession(now + session_grace, std::move(row));
   };
@@ -31,6 +32,9 @@ Result<std::unique_ptr<Engine>> RestoreEngine(Store& store,
   if (st.ok()) st = engine->RestoreSessionIds(reserved->session_ids);
   if (st.ok()) st = engine->RestoreTransactionIds(reserved->transaction_ids);
   if (st.ok()) st = engine->RestoreLockDelay(reserved->lock_delay_until_us);
+  if (st.ok()) {
+    st = engine->RestartRestoredSessions(clock.Now() + session_grace);
+  }
   if (!st.ok()) {
     return std::unexpected(
         Status(StatusCode::kUnavailable,

@@ -52,7 +52,7 @@ std::size_t Check(const std::string& db, const std::string& acks) {
   }
   // And the engine takes every row back (it refuses conflicts itself).
   RealClock clock;
-  auto engine = RestoreEngine(**store, {}, clock.Now());
+  auto engine = RestoreEngine(**store, {}, clock);
   EXPECT_TRUE(engine.has_value()) << engine.error().ToString();
   if (engine) {
     EXPECT_EQ((*engine)->Stats().restored_locks, state->locks.size());
