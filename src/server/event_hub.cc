@@ -62,6 +62,9 @@ std::uint64_t EventHub::Subscribe(std::string ns, Deliver deliver,
                                   bool unscoped) {
   std::lock_guard lock(mu_);
   const std::uint64_t id = ++last_id_;
+  if (last_leader_ != nullptr && (ns.empty() || unscoped)) {
+    deliver(last_leader_);
+  }
   subscribers_.emplace(id,
                        Subscriber{std::move(ns), std::move(deliver), unscoped});
   return id;
@@ -79,9 +82,11 @@ std::size_t EventHub::subscribers() const {
 
 void EventHub::Publish(const std::vector<OwnedEvent>& events) {
   std::lock_guard lock(mu_);
-  if (subscribers_.empty()) return;
   for (const OwnedEvent& e : events) {
+    const bool leader = e.type == EventType::kClusterLeader;
+    if (subscribers_.empty() && !leader) continue;  // kept only if leader
     auto frame = std::make_shared<const std::string>(SseFrame(e));
+    if (leader) last_leader_ = frame;
     for (const auto& [id, s] : subscribers_) {
       const bool pass =
           s.ns.empty() || s.ns == e.ns || (e.ns.empty() && s.unscoped);

@@ -27,8 +27,12 @@ class EventHub {
 
   // `ns` empty: every event; else events of that namespace, plus those
   // that belong to no namespace (sessions, transactions) when `unscoped`.
-  // `deliver` is called on the publishing thread and must not block.
-  // Returns an id for Unsubscribe.
+  // `deliver` is called on the publishing thread and must not block. A new
+  // subscriber that takes events of no namespace first gets, at once, the
+  // last `cluster.leader` published: the event is published as a node takes
+  // over, when nobody can be listening to it yet (a standby sends its
+  // streams to the leader), so a client that reconnects after a takeover
+  // learns of it this way. Returns an id for Unsubscribe.
   std::uint64_t Subscribe(std::string ns, Deliver deliver,
                           bool unscoped = true);
   void Unsubscribe(std::uint64_t id);
@@ -47,6 +51,7 @@ class EventHub {
   mutable std::mutex mu_;
   std::uint64_t last_id_ = 0;
   std::unordered_map<std::uint64_t, Subscriber> subscribers_;
+  Frame last_leader_;  // the last cluster.leader frame, or null
 };
 
 }  // namespace leasehold::server
