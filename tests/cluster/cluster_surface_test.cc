@@ -179,5 +179,78 @@ TEST(ClusterSurface, EveryNodeSaysWhoLeadsAndAStandbySendsClientsThere) {
       << after;
 }
 
+// Another holder takes the leadership row behind the leader's back (as a
+// standby would if the leader's clock ran slow, or an operator's hand): the
+// leader still believes it leads, but the epoch check in its next write
+// refuses it, and the node stops leading at once instead of going on
+// until its lease runs out; it leads again only by taking the row anew.
+TEST(ClusterSurface, ALeaderWhoseEpochWasTakenStopsAtItsNextWrite) {
+  TestDatabase db("intruder");
+  ASSERT_FALSE(db.url().empty());
+  TempDir dir;
+  // A lease long enough that its renewals (every third of it, the first
+  // 6.7 s after the node took it, just before the steps below) cannot be
+  // what stops the node within the 2 s allowed.
+  ClusterProcesses cluster(db.url(), dir.path(), 1, milliseconds(20'000));
+  ASSERT_TRUE(cluster.Leader(seconds(30)).has_value());
+  const std::uint16_t port = cluster.port(0);
+  const std::uint64_t epoch = Epoch(ClusterView(port));
+  ASSERT_GE(epoch, 1u);
+
+  http::Address address;
+  address.port = port;
+  http::Connection c(address);
+  auto opened =
+      c.Request("POST", "/v1/sessions", R"({"name":"Asha","ttl_ms":60000})");
+  ASSERT_EQ(opened.status, 201u) << opened.body;
+  const std::string session = JsonString(json::parse(opened.body), "id");
+  auto acquire = [&](const std::string& resource) {
+    return c.Request("POST", "/v1/applocks/app/acquire",
+                     json::serialize(json::object{{"session", session},
+                                                  {"resource", resource},
+                                                  {"mode", "Exclusive"},
+                                                  {"owner", "Session"},
+                                                  {"timeout_ms", 0}}));
+  };
+  auto before = acquire("before");
+  ASSERT_EQ(before.status, 200u) << before.body;
+  const auto fence_before =
+      JsonInt(json::parse(before.body), "fence").value_or(0);
+
+  // The row changes hands for 3 s; the node's own deadline is still ahead.
+  ASSERT_TRUE(PgExec(db.url(),
+                     "UPDATE leasehold.leader SET epoch = epoch + 1, "
+                     "node = 'intruder', expires_at = now() + interval "
+                     "'3 seconds' WHERE id = 1"));
+  const auto intruded = Clock::now();
+  auto during = acquire("during");
+  EXPECT_EQ(during.status, 503u) << during.body;
+  // At once, not at its next renewal: it no longer leads.
+  EXPECT_EQ(Get(port, "/healthz").status, 503u);
+  std::string role;
+  while (role != "standby" && Clock::now() - intruded < seconds(2)) {
+    role = JsonString(ClusterView(port), "role");
+  }
+  EXPECT_EQ(role, "standby");
+  auto refused = acquire("refused");
+  EXPECT_NE(refused.status, 200u) << refused.body;
+
+  // Once the intruder's row runs out the node takes it again, higher; what
+  // it acknowledged is there, what it refused is not.
+  ASSERT_TRUE(cluster.Leader(seconds(30)).has_value());
+  EXPECT_GT(Epoch(ClusterView(port)), epoch + 1);
+  LeaderClient client({port});
+  auto locks = client.Retry("GET", "/v1/applocks/app", "", seconds(10));
+  ASSERT_TRUE(locks.answered);
+  const std::string listed = json::serialize(locks.json);
+  EXPECT_NE(listed.find("\"before\""), std::string::npos) << listed;
+  EXPECT_EQ(listed.find("\"during\""), std::string::npos) << listed;
+  EXPECT_EQ(listed.find("\"refused\""), std::string::npos) << listed;
+  auto after = acquire("after");
+  ASSERT_EQ(after.status, 200u) << after.body;
+  EXPECT_GT(JsonInt(json::parse(after.body), "fence").value_or(0),
+            fence_before);
+}
+
 }  // namespace
 }  // namespace leasehold::testing
