@@ -2,8 +2,8 @@
 // scenario runs for half a second with three clients and must report
 // positive figures, no errors, and what the target guarantees. SQLite, a
 // leasehold server and the throwaway PostgreSQL cluster always run; Redis
-// and etcd only where their servers are installed (bench/peers.sh installs
-// them; the test command does not). Correctness only; no figure is judged.
+// and etcd from Debian (scripts/install-deps installs them, so their absence
+// fails rather than skips). Correctness only; no figure is judged.
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -184,7 +184,8 @@ TEST(TargetBench, Postgres) {
 }
 
 TEST(TargetBench, Redis) {
-  if (!Installed("redis-server")) GTEST_SKIP() << "redis-server not installed";
+  ASSERT_TRUE(Installed("redis-server"))
+      << "redis-server is not installed (scripts/install-deps installs it)";
   TempDir dir;
   const int port = FreePort();
   Background redis("redis-server --bind 127.0.0.1 --port " +
@@ -198,7 +199,8 @@ TEST(TargetBench, Redis) {
 }
 
 TEST(TargetBench, Etcd) {
-  if (!Installed("etcd")) GTEST_SKIP() << "etcd not installed";
+  ASSERT_TRUE(Installed("etcd"))
+      << "etcd is not installed (scripts/install-deps installs etcd-server)";
   TempDir dir;
   const int port = FreePort(), peer = FreePort();
   const std::string client_url = "http://127.0.0.1:" + std::to_string(port);
