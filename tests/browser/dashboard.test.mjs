@@ -3,7 +3,8 @@
 // port: the footer names the server's version; a checkout shows its owner
 // within a second (an event, not a poll), turns free at expiry without a
 // reload, a deadlock is drawn, and the page says so when the server goes
-// away and recovers when it is back.
+// away and recovers when it is back, showing the sessions, locks and leases
+// that outlived the restart.
 //
 // A step of the wall clock of the machine the page runs on changes none of it.
 //
@@ -238,6 +239,13 @@ describe("the dashboard", () => {
   });
 
   test("says when the server is unreachable, and recovers after a restart", async () => {
+    // A session holding a lock across the restart.
+    const hana = await openSession("Hana");
+    assert.equal((await acquire(hana, "ledger", 0)).status, 200);
+    const hanaRow = page.locator(`#sessions-body tr[data-session='${hana}']`);
+    await hanaRow.filter({ hasText: "Hana" }).waitFor({ timeout: 3000 });
+    // Marked, so that only a row drawn from the restarted server counts.
+    await hanaRow.evaluate((tr) => { tr.dataset.beforeRestart = "1"; });
     await server.kill();
     await page.locator("#banner").filter({ hasText: /cannot be reached|interrupted/ })
       .waitFor({ timeout: 10000 });
@@ -247,10 +255,16 @@ describe("the dashboard", () => {
     assert.equal(await page.locator("#banner").isHidden(), true);
     // The durable lease outlived the restart, and the page shows it.
     await row("docs", "18").filter({ hasText: "Ravi is editing" }).waitFor({ timeout: 5000 });
+    // So did the session, with its lock: a row drawn anew after the restart.
+    await page.locator(`#sessions-body tr[data-session='${hana}']:not([data-before-restart])`)
+      .filter({ hasText: "Hana" }).waitFor({ timeout: 5000 });
+    const held = await call("GET", "/v1/applocks/bank");
+    assert.ok(JSON.stringify(held.json).includes("ledger"), JSON.stringify(held.json));
     // Live again: a new checkout appears at once.
     await call("POST", "/v1/records/docs/19/checkout", { owner: "Noor", ttl_ms: 60000 });
     await row("docs", "19").filter({ hasText: "Noor is editing" }).waitFor({ timeout: 1000 });
     assert.equal(await page.evaluate(() => window.notReloaded), true);
+    await call("DELETE", `/v1/sessions/${hana}`);
   });
 });
 
