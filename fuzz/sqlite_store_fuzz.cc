@@ -18,6 +18,7 @@
 #include <string>
 
 #include "fuzz/fuzz_check.h"
+#include "leasehold/clock.h"
 #include "leasehold/engine.h"
 #include "store/restore.h"
 #include "store/sqlite/sqlite_store.h"
@@ -60,6 +61,12 @@ leasehold::Time Start() {
                                                std::chrono::January / 1});
 }
 
+// A clock that stands at Start(): every run sees the same instant.
+class StartClock final : public leasehold::Clock {
+ public:
+  leasehold::Time Now() const override { return Start(); }
+};
+
 void Exercise(leasehold::Engine& engine, leasehold::Store& store) {
   const leasehold::Time now = Start();
   (void)engine.ListSessions(now);
@@ -90,8 +97,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
     if (store.error().message().empty()) Violated("a bare refusal", file);
     return 0;
   }
+  const StartClock clock;
   auto engine =
-      leasehold::RestoreEngine(**store, leasehold::EngineOptions{}, Start());
+      leasehold::RestoreEngine(**store, leasehold::EngineOptions{}, clock);
   if (!engine) {
     if (engine.error().code() != leasehold::StatusCode::kUnavailable) {
       Violated("a load refused other than unavailable",
