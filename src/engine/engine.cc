@@ -1188,9 +1188,9 @@ Status Engine::RestoreSession(Time now, SessionRow&& row) {
 Status Engine::RestartRestoredSessions(Time now) {
   Units& u = *units_;
   if (u.started) return RestoreTooLate();
-  std::vector<engine::Session*> restored;
-  u.sessions.ForEach([&](engine::Session* s) { restored.push_back(s); });
-  for (engine::Session* s : restored) u.sessions.KeepAlive(s, now);
+  // A keep-alive moves only the session's deadline, never the table's
+  // sessions, so the walk may make one for each.
+  u.sessions.ForEach([&](engine::Session* s) { u.sessions.KeepAlive(s, now); });
   return Status::Ok();
 }
 
