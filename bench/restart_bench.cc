@@ -11,7 +11,7 @@
 // the differences between the stores give the memory per lock.
 //
 // Run: build-rel/bench/restart_bench [--runs 3] [--keys N] [--sessions N]
-//      [--locks-per-session N] [--dir DIR] [--keep]
+//      [--locks-per-session N] [--dir DIR] [--keep] [--outage-reads]
 // Files go to DIR (default $LEASEHOLD_BENCH_DIR, else /tmp).
 #include <spawn.h>
 #include <sys/resource.h>
@@ -177,7 +177,7 @@ double CpuMs() {
 
 // Prints one line: wall_ms open_ms cpu_ms rss_before_kib rss_after_kib hwm_kib
 // keys sessions locks.
-int Restore(const std::string& path) {
+int Restore(const std::string& path, bool outage_reads) {
   RealClock clock;
   boost::asio::io_context io;
   const long rss_before = StatusKib("VmRSS");
@@ -191,7 +191,8 @@ int Restore(const std::string& path) {
   const double open_ms = std::chrono::duration<double, std::milli>(
                              std::chrono::steady_clock::now() - start)
                              .count();
-  auto service = EngineService::Open(io, std::move(*store), {}, clock);
+  auto service = EngineService::Open(io, std::move(*store), {}, clock,
+                                     {.outage_reads = outage_reads});
   if (!service) {
     std::cerr << service.error().message() << "\n";
     return 1;
@@ -225,15 +226,17 @@ double LoadAverage() {
   return load;
 }
 
-bool RunChild(const std::string& path, Run& run) {
+bool RunChild(const std::string& path, bool outage_reads, Run& run) {
   int out[2];
   if (pipe(out) != 0) return false;
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
   posix_spawn_file_actions_addclose(&actions, out[0]);
-  std::string self = "/proc/self/exe", flag = "--restore", file = path;
-  char* argv[] = {self.data(), flag.data(), file.data(), nullptr};
+  std::string self = "/proc/self/exe", flag = "--restore", file = path,
+              reads = "--outage-reads";
+  char* argv[] = {self.data(), flag.data(), file.data(),
+                  outage_reads ? reads.data() : nullptr, nullptr};
   run.load = LoadAverage();
   pid_t pid = 0;
   const int spawned =
@@ -269,10 +272,13 @@ double AddedMib(const Run& r) {
 }
 
 int Main(int argc, char** argv) {
-  if (argc == 3 && std::string(argv[1]) == "--restore") return Restore(argv[2]);
+  if ((argc == 3 || argc == 4) && std::string(argv[1]) == "--restore") {
+    return Restore(argv[2], argc == 4);
+  }
   Shape shape;
   int runs = 3;
   bool keep = false;
+  bool outage_reads = false;  // ServiceOptions::outage_reads: its cost
   const char* env_dir = std::getenv("LEASEHOLD_BENCH_DIR");
   std::string dir = env_dir != nullptr ? env_dir : "/tmp";
   for (int i = 1; i < argc; ++i) {
@@ -280,6 +286,8 @@ int Main(int argc, char** argv) {
     const bool has_value = i + 1 < argc;
     if (arg == "--keep") {
       keep = true;
+    } else if (arg == "--outage-reads") {
+      outage_reads = true;
     } else if (arg == "--runs" && has_value) {
       runs = std::stoi(argv[++i]);
     } else if (arg == "--keys" && has_value) {
@@ -292,8 +300,9 @@ int Main(int argc, char** argv) {
       dir = argv[++i];
     } else {
       std::cerr << "usage: restart_bench [--runs N] [--keys N] [--sessions N] "
-                   "[--locks-per-session N] [--dir DIR] [--keep]\n"
-                   "       restart_bench --restore FILE\n";
+                   "[--locks-per-session N] [--dir DIR] [--keep] "
+                   "[--outage-reads]\n"
+                   "       restart_bench --restore FILE [--outage-reads]\n";
       return 2;
     }
   }
@@ -327,7 +336,7 @@ int Main(int argc, char** argv) {
   for (int i = 0; i < runs; ++i) {
     for (Case& s : stores) {
       Run r;
-      if (!RunChild(s.path, r)) {
+      if (!RunChild(s.path, outage_reads, r)) {
         std::cerr << "restoring " << s.path << " failed\n";
         return 1;
       }

@@ -249,15 +249,21 @@ int RunServe(const ServeFlags& flags) {
   asio::signal_set hangup(io, SIGHUP);
   EngineOptions engine_options;
   engine_options.max_body_bytes = c.max_body_bytes;
+  // On by default where outages are routine (a database restarted, failed
+  // over, out of reach), off where one costs more memory than it is worth
+  // (SQLite: a full or failing disk).
+  const ServiceOptions service_options{.outage_reads =
+                                           c.outage_reads.value_or(clustered)};
   std::unique_ptr<EngineService> service;
   if (clustered) {
     store->reset();
     service = EngineService::OpenWithoutStore(
         io, engine_options, clock,
-        Status(StatusCode::kUnavailable, "this node does not lead"));
+        Status(StatusCode::kUnavailable, "this node does not lead"),
+        service_options);
   } else {
-    auto opened =
-        EngineService::Open(io, std::move(*store), engine_options, clock);
+    auto opened = EngineService::Open(io, std::move(*store), engine_options,
+                                      clock, service_options);
     if (!opened) return Refuse(opened.error().message());
     service = std::move(*opened);
   }

@@ -33,6 +33,10 @@ constexpr ConfigOption kOptions[] = {
      .type = "string",
      .default_text = "FULL",
      .choices = "FULL, NORMAL"},
+    {.key = "outage_reads",
+     .type = "boolean",
+     .default_text = "true on PostgreSQL, else false",
+     .choices = "true, false"},
     {.key = "io_threads",
      .type = "integer",
      .default_text = "2",
@@ -373,6 +377,8 @@ Status ParseServeConfig(std::string_view text, const std::string& path,
     } else if (key == "synchronous") {
       c.synchronous = value.as_string();
       c.synchronous_given = true;
+    } else if (key == "outage_reads") {
+      c.outage_reads = value.as_bool();
     } else if (key == "default_session_ttl_ms") {
       c.api.default_session_ttl = milliseconds(n);
     } else if (key == "max_session_ttl_ms") {

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -44,6 +45,9 @@ struct ServeConfig {
   // tokens (CheckManualClock).
   std::string clock = "real";
   std::string store_schema = "leasehold";
+  // Reads during a store outage from the last acknowledged state
+  // (ServiceOptions::outage_reads); unset: on PostgreSQL only.
+  std::optional<bool> outage_reads;
   server::ApiOptions api;
   server::HttpOptions http;
   std::size_t max_body_bytes = 1 << 20;

@@ -51,6 +51,23 @@ TEST(ServeConfigTest, ReadsALockDelayWithinItsRange) {
   }
 }
 
+TEST(ServeConfigTest, OutageReadsAreUnsetUnlessGivenAndOnlyABoolean) {
+  EXPECT_FALSE(Parse("{}").config.outage_reads.has_value());
+  auto on = Parse(R"({"outage_reads":true})");
+  ASSERT_TRUE(on.status.ok()) << on.status.message();
+  EXPECT_EQ(on.config.outage_reads, true);
+  EXPECT_EQ(Parse(R"({"outage_reads":false})").config.outage_reads, false);
+  for (const char* bad : {"1", "\"on\"", "null"}) {
+    auto refused = Parse(std::string(R"({"outage_reads":)") + bad + "}");
+    EXPECT_EQ(refused.status.code(), StatusCode::kBadRequest) << bad;
+    EXPECT_NE(refused.status.message().find("outage_reads"), std::string::npos);
+  }
+  const Status changed =
+      CheckLiveChange(on.config, Parse(R"({"outage_reads":false})").config);
+  EXPECT_NE(changed.message().find("outage_reads"), std::string::npos)
+      << "a reload cannot change it: " << changed.message();
+}
+
 TEST(ServeConfigTest, RefusesUnknownKeysAndText) {
   EXPECT_EQ(Parse(R"({"listne":"x"})").status.code(), StatusCode::kBadRequest);
   EXPECT_EQ(Parse("not json").status.code(), StatusCode::kBadJson);

@@ -30,6 +30,7 @@ Status CheckLiveChange(const ServeConfig& running, const ServeConfig& next) {
   differs(running.store_schema != next.store_schema, "store_schema");
   differs(running.clock != next.clock, "clock");
   differs(running.synchronous != next.synchronous, "synchronous");
+  differs(running.outage_reads != next.outage_reads, "outage_reads");
   differs(running.io_threads != next.io_threads, "io_threads");
   differs(running.http.max_connections != next.http.max_connections,
           "max_connections");

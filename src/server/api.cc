@@ -364,7 +364,9 @@ void Api::RouteWithinSession(std::shared_ptr<Call> c, SessionId id,
           }
         }
         Dispatch(*c);
-      });
+      },
+      // Only asks whose it is: answered during a store outage too.
+      EngineService::Access::kRead);
 }
 
 void Api::Dispatch(Call& c) {

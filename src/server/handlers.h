@@ -57,7 +57,8 @@ struct Call {
   const std::string& Param(std::string_view name) const;
 
   // Runs `command` on the engine and answers with `render` of its result,
-  // or with the error.
+  // or with the error. A GET only reads (HTTP's safe method): during a
+  // store outage it is answered from the last acknowledged state.
   template <typename R>
   void Run(std::function<R(Engine&, Time)> command,
            std::function<ApiResponse(R&)> render) const {
@@ -65,7 +66,10 @@ struct Call {
         std::move(command),
         [respond = respond, render = std::move(render)](Result<R> r) {
           respond(r ? render(*r) : ErrorResponse(r.error()));
-        });
+        },
+        route != nullptr && route->method == "GET"
+            ? EngineService::Access::kRead
+            : EngineService::Access::kWrite);
   }
 };
 

@@ -1,6 +1,8 @@
 #include "service/engine_service.h"
 
 #include "common/log.h"
+#include "store/memory/memory_store.h"
+#include "store/mirrored_store.h"
 #include "store/restore.h"
 
 #include <atomic>
@@ -57,14 +59,24 @@ Result<std::unique_ptr<Engine>> LoadEngine(
 
 }  // namespace
 
+EngineService::WrittenStore EngineService::Wrap(std::unique_ptr<Store> store,
+                                                const ServiceOptions& options) {
+  if (!options.outage_reads) return {std::move(store), nullptr};
+  auto mirrored = std::make_unique<MirroredStore>(std::move(store));
+  auto last_durable = mirrored->mirror();
+  return {std::move(mirrored), std::move(last_durable)};
+}
+
 Result<std::unique_ptr<EngineService>> EngineService::Open(
-    asio::io_context& io, std::unique_ptr<Store> store, EngineOptions options,
-    const Clock& clock) {
+    asio::io_context& io, std::unique_ptr<Store> plain, EngineOptions options,
+    const Clock& clock, ServiceOptions service_options) {
+  WrittenStore store = Wrap(std::move(plain), service_options);
   auto sink = std::make_unique<Sink>();
-  auto engine = LoadEngine(*store, options, *sink, clock);
+  auto engine = LoadEngine(*store.store, options, *sink, clock);
   if (!engine) return std::unexpected(engine.error());
-  std::unique_ptr<EngineService> service(new EngineService(
-      io, std::move(store), std::move(*engine), options, clock));
+  std::unique_ptr<EngineService> service(
+      new EngineService(io, std::move(store), std::move(*engine), options,
+                        service_options, clock));
   service->sink_ = std::move(sink);
   {
     std::lock_guard lock(service->mu_);
@@ -74,13 +86,14 @@ Result<std::unique_ptr<EngineService>> EngineService::Open(
 }
 
 std::unique_ptr<EngineService> EngineService::OpenWithoutStore(
-    asio::io_context& io, EngineOptions options, const Clock& clock,
-    Status why) {
+    asio::io_context& io, EngineOptions options, const Clock& clock, Status why,
+    ServiceOptions service_options) {
   auto sink = std::make_unique<Sink>();
   EngineOptions with_sink = options;
   with_sink.events = sink.get();
-  std::unique_ptr<EngineService> service(new EngineService(
-      io, nullptr, std::make_unique<Engine>(with_sink), options, clock));
+  std::unique_ptr<EngineService> service(
+      new EngineService(io, {}, std::make_unique<Engine>(with_sink), options,
+                        service_options, clock));
   service->sink_ = std::move(sink);
   service->detached_ = std::move(why);
   service->standing_by_ = true;
@@ -88,14 +101,17 @@ std::unique_ptr<EngineService> EngineService::OpenWithoutStore(
   return service;
 }
 
-EngineService::EngineService(asio::io_context& io, std::unique_ptr<Store> store,
+EngineService::EngineService(asio::io_context& io, WrittenStore store,
                              std::unique_ptr<Engine> engine,
-                             EngineOptions options, const Clock& clock)
+                             EngineOptions options,
+                             ServiceOptions service_options, const Clock& clock)
     : io_(io),
       timer_(io),
-      store_(std::move(store)),
+      last_durable_(std::move(store.last_durable)),
+      store_(std::move(store.store)),
       engine_(std::move(engine)),
       options_(options),
+      service_options_(service_options),
       clock_(clock),
       committer_(store_ ? std::make_unique<GroupCommitter>(store_.get())
                         : nullptr),
@@ -117,7 +133,7 @@ Status EngineService::LeaseLapsed() const {
                 "renew its lease in time): GET /v1/cluster names the leader");
 }
 
-Status EngineService::Attach(std::unique_ptr<Store> store,
+Status EngineService::Attach(std::unique_ptr<Store> plain,
                              Duration session_grace) {
   std::uint64_t generation;
   {
@@ -128,8 +144,10 @@ Status EngineService::Attach(std::unique_ptr<Store> store,
     }
     generation = generation_;
   }
+  WrittenStore store = Wrap(std::move(plain), service_options_);
   auto sink = std::make_unique<Sink>();
-  auto engine = LoadEngine(*store, options_, *sink, clock_, session_grace);
+  auto engine =
+      LoadEngine(*store.store, options_, *sink, clock_, session_grace);
   if (!engine) return engine.error();
   std::lock_guard lock(mu_);
   if (generation != generation_ || committer_ != nullptr || stopping_) {
@@ -152,6 +170,8 @@ void EngineService::Detach(Status why) {
     recovery_timer_.cancel();
     if (committer_ != nullptr) DetachStore(ended, why);
     failed_store_.reset();
+    last_durable_.reset();
+    outage_engine_.reset();
     detached_ = std::move(why);
     // A standby shows nothing of what it led: its state is the next
     // leader's to tell.
@@ -185,6 +205,11 @@ Status EngineService::StoreFailure() const {
   return committer_ ? committer_->failure() : detached_;
 }
 
+bool EngineService::ServesOutageReads() const {
+  std::lock_guard lock(mu_);
+  return outage_engine_ != nullptr;
+}
+
 std::uint64_t EngineService::Recoveries() const {
   std::lock_guard lock(mu_);
   return recoveries_;
@@ -194,6 +219,7 @@ void EngineService::SetNamespaceOptions(std::string ns,
                                         NamespaceOptions options) {
   std::lock_guard lock(mu_);
   engine_->SetNamespaceOptions(ns, options);
+  if (outage_engine_) outage_engine_->SetNamespaceOptions(ns, options);
   std::erase_if(namespaces_,
                 [&](const auto& kept) { return kept.first == ns; });
   namespaces_.emplace_back(std::move(ns), options);
@@ -283,7 +309,7 @@ void EngineService::ReadStats(
   Time now;
   {
     std::lock_guard lock(mu_);
-    stats = engine_->Stats();
+    stats = (outage_engine_ ? outage_engine_ : engine_)->Stats();
     parked = parked_.size();
     now = clock_.Now();
   }
@@ -404,7 +430,48 @@ void EngineService::Drain(Completions& ready) {
     if (st.ok() && listener_ && !step.events.empty()) listener_(step.events);
     for (auto& done : step.completions) ready.emplace_back(std::move(done), st);
   }
-  if (!failure.ok()) StartRecovery();
+  if (!failure.ok()) {
+    StartOutageReads();
+    StartRecovery();
+  }
+}
+
+void EngineService::StartOutageReads() {
+  if (outage_reads_started_ || stopping_ || last_durable_ == nullptr) return;
+  outage_reads_started_ = true;
+  asio::post(io_,
+             [this, last_durable = last_durable_, generation = generation_] {
+               LoadOutageEngine(last_durable, generation);
+             });
+}
+
+void EngineService::LoadOutageEngine(
+    std::shared_ptr<MemoryStoreData> last_durable, std::uint64_t generation) {
+  // The copy holds no more than what was acknowledged: the committer
+  // appends nothing after a failure.
+  auto copy = OpenMemoryStore(std::move(last_durable));
+  EngineOptions options = options_;
+  options.events = nullptr;  // nothing it does is an event
+  auto engine = RestoreEngine(*copy, options, clock_);
+  std::lock_guard lock(mu_);
+  if (stopping_ || generation != generation_) return;
+  if (!engine) {
+    log::Error("cannot load the last acknowledged state for reads",
+               {{"error", engine.error().message()}});
+    return;
+  }
+  for (const auto& [ns, ns_options] : namespaces_) {
+    (*engine)->SetNamespaceOptions(ns, ns_options);
+  }
+  outage_engine_ = std::move(*engine);
+  log::Info(
+      "reads are answered from the last acknowledged state until the "
+      "store recovers");
+}
+
+void EngineService::ForgetOutageChanges() {
+  if (outage_engine_->HasJournal()) (void)outage_engine_->TakeJournal();
+  (void)outage_engine_->TakeFinishedWaits();
 }
 
 void EngineService::StartRecovery() {
@@ -478,9 +545,11 @@ void EngineService::OnRecoveryTimer() {
   }
   Complete(std::move(ended));
   auto store = CloseAndReopen(failed, reopen);
+  WrittenStore written =
+      store ? Wrap(std::move(*store), service_options_) : WrittenStore{};
   auto sink = std::make_unique<Sink>();
   Result<std::unique_ptr<Engine>> engine =
-      store ? LoadEngine(**store, options_, *sink, clock_)
+      store ? LoadEngine(*written.store, options_, *sink, clock_)
             : Result<std::unique_ptr<Engine>>(std::unexpected(store.error()));
   std::lock_guard lock(mu_);
   // Shut down, or detached or attached meanwhile: this recovery is over.
@@ -499,16 +568,18 @@ void EngineService::OnRecoveryTimer() {
   }
   // As a restart: the new engine holds what the store holds, sessions with
   // a fresh TTL; what the old one decided without the disk is gone.
-  Install(std::move(*store), std::move(*engine), std::move(sink));
+  Install(std::move(written), std::move(*engine), std::move(sink));
   ++recoveries_;
   log::Info("store recovered",
             {{"store", store_->Describe()}, {"after", cause}});
 }
 
-void EngineService::Install(std::unique_ptr<Store> store,
-                            std::unique_ptr<Engine> engine,
+void EngineService::Install(WrittenStore store, std::unique_ptr<Engine> engine,
                             std::unique_ptr<Sink> sink) {
-  store_ = std::move(store);
+  last_durable_ = std::move(store.last_durable);
+  outage_engine_.reset();
+  outage_reads_started_ = false;
+  store_ = std::move(store.store);
   committer_ = std::make_unique<GroupCommitter>(store_.get());
   engine_ = std::move(engine);
   sink_ = std::move(sink);

@@ -28,9 +28,14 @@
 // (kUnavailable), and, retrying with backoff, closes the store
 // (Store::Close, which discards what the failed batch left in the files),
 // opens it again and loads a new engine from it. Meanwhile every command
-// answers kUnavailable at once, reads too: the engine is ahead of the store
-// (the failed batch, and what was changed since), and a read would show what
-// the recovery takes back.
+// answers kUnavailable at once, never from the engine, which is ahead of the
+// store (the failed batch, and what was changed since) and would show what
+// the recovery takes back. With ServiceOptions::outage_reads, a read
+// (Access::kRead) is answered instead from the state the store last
+// acknowledged: the store is wrapped in a MirroredStore, and on a failure a
+// second engine is loaded from its copy, as a restart would load it
+// (sessions with a fresh ttl), to answer reads until the recovery; until it
+// is loaded, reads answer kUnavailable too.
 //
 // Among several nodes (src/cluster) the service of a standby holds no
 // store: OpenWithoutStore(), or Detach() when a leader steps down. It then
@@ -97,6 +102,15 @@ struct OwnedLockRequest {
   std::chrono::milliseconds timeout = kWaitForever;
 };
 
+struct MemoryStoreData;
+
+struct ServiceOptions {
+  // Answer reads during a store outage from the last acknowledged state
+  // (see above). Costs a second copy of the stored rows in memory and a
+  // slower load (docs/storage.md, "Reads during an outage").
+  bool outage_reads = false;
+};
+
 class EngineService {
  public:
   using EventListener = std::function<void(const std::vector<OwnedEvent>&)>;
@@ -108,13 +122,14 @@ class EngineService {
   // or holds rows the engine refuses.
   static Result<std::unique_ptr<EngineService>> Open(
       boost::asio::io_context& io, std::unique_ptr<Store> store,
-      EngineOptions options, const Clock& clock);
+      EngineOptions options, const Clock& clock,
+      ServiceOptions service_options = {});
   // A service with no store and an empty engine, answering every command
   // kUnavailable until Attach() and a lease deadline in the future: a
   // standby's. `why` is what StoreFailure() says meanwhile.
   static std::unique_ptr<EngineService> OpenWithoutStore(
       boost::asio::io_context& io, EngineOptions options, const Clock& clock,
-      Status why);
+      Status why, ServiceOptions service_options = {});
   ~EngineService();
 
   // Loads `store` into a new engine, its sessions with a fresh ttl plus
@@ -141,17 +156,34 @@ class EngineService {
     listener_ = std::move(listener);
   }
 
+  // What a command does to the engine. A kRead command only asks (the
+  // engine's reads: a record, a listing, a lock's mode); while the store has
+  // failed it runs on the engine loaded from the last acknowledged state,
+  // and what it changes there (expiries it applies) is dropped.
+  enum class Access { kWrite, kRead };
+
   // Runs command(engine, now) now, under the mutex; calls done(result) once
-  // durable, or done(kUnavailable) if the store failed. `done` runs on this
-  // thread when nothing had to be written (and the nesting of inline
-  // completions is shallow), else on an I/O thread; never under the mutex.
+  // durable, or done(kUnavailable) if the store failed (for kRead: once the
+  // engine of the last acknowledged state is loaded, with its answer). `done`
+  // runs on this thread when nothing had to be written (and the nesting of
+  // inline completions is shallow), else on an I/O thread; never under the
+  // mutex. Past the lease deadline, kUnavailable for both: a node that cannot
+  // vouch that it leads cannot vouch that its state is current.
   template <typename R>
   void Execute(std::function<R(Engine&, Time)> command,
-               std::function<void(Result<R>)> done) {
+               std::function<void(Result<R>)> done,
+               Access access = Access::kWrite) {
     if (Status lapsed = LeaseLapsed(); !lapsed.ok()) {
       return done(std::unexpected(std::move(lapsed)));
     }
     Step([&](Completions& ready) {
+      if (access == Access::kRead && outage_engine_ != nullptr) {
+        ready.emplace_back(
+            Deliver(std::move(done), command(*outage_engine_, clock_.Now())),
+            Status::Ok());
+        ForgetOutageChanges();
+        return;
+      }
       AfterStep(Deliver(std::move(done), command(*engine_, clock_.Now())),
                 ready);
     });
@@ -164,12 +196,14 @@ class EngineService {
   // called from a completion or on an I/O thread, whose work the answer may
   // wait for. Thread-safe.
   template <typename F>
-  Result<std::invoke_result_t<F&, Engine&, Time>> Run(F&& command) {
+  Result<std::invoke_result_t<F&, Engine&, Time>> Run(
+      F&& command, Access access = Access::kWrite) {
     using R = std::invoke_result_t<F&, Engine&, Time>;
     std::promise<Result<R>> answer;
     std::future<Result<R>> answered = answer.get_future();
-    Execute<R>(std::forward<F>(command),
-               [&answer](Result<R> r) { answer.set_value(std::move(r)); });
+    Execute<R>(
+        std::forward<F>(command),
+        [&answer](Result<R> r) { answer.set_value(std::move(r)); }, access);
     return answered.get();
   }
 
@@ -258,18 +292,32 @@ class EngineService {
   // OK while the store accepts writes; its failure once it did not, until
   // a recovery.
   Status StoreFailure() const;
+  // Whether reads are answered from the last acknowledged state now (the
+  // store has failed and that state is loaded). Thread-safe.
+  bool ServesOutageReads() const;
   // OK while commands are served: the lease deadline has not passed and
   // the store accepts writes; else why not.
   Status Writable() const;
-  // Engine statistics, the number of parked requests and the time, read
-  // under the mutex; `done` runs on this thread after it is released.
+  // Engine statistics (during an outage, of the last acknowledged state once
+  // it is loaded), the number of parked requests and the time, read under
+  // the mutex; `done` runs on this thread after it is released.
   void ReadStats(std::function<void(EngineStats, std::size_t, Time)> done);
 
  private:
   class Sink;
-  EngineService(boost::asio::io_context& io, std::unique_ptr<Store> store,
+  // A store to write through, and its copy of what it acknowledged (null
+  // without outage reads).
+  struct WrittenStore {
+    std::unique_ptr<Store> store;
+    std::shared_ptr<MemoryStoreData> last_durable;
+  };
+  // `store` itself, or with outage reads a MirroredStore over it.
+  static WrittenStore Wrap(std::unique_ptr<Store> store,
+                           const ServiceOptions& options);
+
+  EngineService(boost::asio::io_context& io, WrittenStore store,
                 std::unique_ptr<Engine> engine, EngineOptions options,
-                const Clock& clock);
+                ServiceOptions service_options, const Clock& clock);
 
   // Under mu_: for a parked outcome, keeps `finished` by its wait id and
   // makes a store failure reach the caller once.
@@ -341,14 +389,27 @@ class EngineService {
   // of that fails, arms the next attempt.
   void OnRecoveryTimer();
   // Under mu_: makes `store` and `engine` (loaded from it) the service's.
-  void Install(std::unique_ptr<Store> store, std::unique_ptr<Engine> engine,
+  void Install(WrittenStore store, std::unique_ptr<Engine> engine,
                std::unique_ptr<Sink> sink);
+  // Under mu_, once per failure: loads, on an I/O thread, the engine that
+  // answers reads until the recovery (outage_engine_).
+  void StartOutageReads();
+  // On an I/O thread: loads that engine from `last_durable` and, unless the
+  // service was recovered, detached or attached meanwhile (`generation`),
+  // serves reads from it.
+  void LoadOutageEngine(std::shared_ptr<MemoryStoreData> last_durable,
+                        std::uint64_t generation);
+  // Under mu_, after a read on outage_engine_: drops what it changed.
+  void ForgetOutageChanges();
   // OK, or why the lease deadline has passed.
   Status LeaseLapsed() const;
 
   boost::asio::io_context& io_;
   mutable std::mutex mu_;  // guards everything below
   boost::asio::steady_timer timer_;
+  // The store's copy of what it acknowledged (MirroredStore::mirror); null
+  // while detached, and without outage reads.
+  std::shared_ptr<MemoryStoreData> last_durable_;
   // Null while detached. Shared with a backup under way, which may outlive
   // its place here (it ends at its next step once the store is closed).
   std::shared_ptr<Store> store_;
@@ -357,7 +418,12 @@ class EngineService {
   std::shared_ptr<Store> failed_store_;
   std::unique_ptr<Sink> sink_;
   std::unique_ptr<Engine> engine_;
+  // While the store has failed: an engine loaded from last_durable_, which
+  // answers reads; null otherwise, and until it is loaded.
+  std::unique_ptr<Engine> outage_engine_;
+  bool outage_reads_started_ = false;  // for this failure
   const EngineOptions options_;  // without the sink: each engine has its own
+  const ServiceOptions service_options_;
   const Clock& clock_;
   std::unique_ptr<GroupCommitter> committer_;  // null while detached
   // Why there is no store, while detached.

@@ -65,7 +65,8 @@ class StoreRecoveryTest : public ::testing::Test {
   void SetUp() override {
     auto store = OpenStore();
     ASSERT_TRUE(store.has_value()) << store.error().ToString();
-    auto s = EngineService::Open(io_, std::move(*store), {}, clock_);
+    auto s = EngineService::Open(io_, std::move(*store), {}, clock_,
+                                 service_options_);
     ASSERT_TRUE(s.has_value()) << s.error().ToString();
     service_ = std::move(*s);
     service_->SetNamespaceOptions(
@@ -143,6 +144,7 @@ class StoreRecoveryTest : public ::testing::Test {
     return false;
   }
 
+  ServiceOptions service_options_{.outage_reads = true};
   testing::TempDir dir_;
   RealClock clock_;
   DiskSwitch disk_;
@@ -155,7 +157,7 @@ class StoreRecoveryTest : public ::testing::Test {
   std::vector<std::string> log_;
 };
 
-TEST_F(StoreRecoveryTest, WritesAndReadsFailUntilTheServiceRecoversByItself) {
+TEST_F(StoreRecoveryTest, WritesFailUntilTheServiceRecoversByItself) {
   auto asha = Open("Asha");
   ASSERT_TRUE(asha.has_value());
   Request held;
@@ -172,26 +174,23 @@ TEST_F(StoreRecoveryTest, WritesAndReadsFailUntilTheServiceRecoversByItself) {
   EXPECT_NE(service_->StoreFailure().message().find("disk is full"),
             std::string::npos);
 
-  // While it cannot be opened again: a write fails at once, and so does a
-  // read, since the engine still holds the refused grant (it would answer
-  // Exclusive for "lost", which the recovery takes back).
+  // While it cannot be opened again: a write fails at once.
   std::this_thread::sleep_for(milliseconds(100));
   EXPECT_EQ(service_->Recoveries(), 0u);
   auto write = Open("Ravi");
   ASSERT_FALSE(write.has_value());
   EXPECT_EQ(write.error().code(), StatusCode::kUnavailable);
-  for (const char* resource : {"held", "lost"}) {
-    auto read = service_->Run([&](Engine& e, Time now) {
-      return e.Mode(now, *asha, {"app", "public", resource},
-                    LockOwner::kSession);
-    });
-    ASSERT_FALSE(read.has_value()) << resource;
-    EXPECT_EQ(read.error().code(), StatusCode::kUnavailable);
-  }
+  // A write's command, even one that changes nothing, is not a read.
+  auto as_write = service_->Run([&](Engine& e, Time now) {
+    return e.Mode(now, *asha, {"app", "public", "held"}, LockOwner::kSession);
+  });
+  ASSERT_FALSE(as_write.has_value());
+  EXPECT_EQ(as_write.error().code(), StatusCode::kUnavailable);
 
   disk_.failing = false;  // space returns
   disk_.refuse_open = false;
   ASSERT_TRUE(AwaitRecoveries(1)) << "the service did not recover";
+  EXPECT_FALSE(service_->ServesOutageReads());
 
   // As after a restart: what was acknowledged is there, nothing else.
   EXPECT_EQ(ModeOf(*asha, "held"), LockMode::kExclusive);
@@ -207,6 +206,133 @@ TEST_F(StoreRecoveryTest, WritesAndReadsFailUntilTheServiceRecoversByItself) {
   ASSERT_GE(log_.size(), 3u);
   EXPECT_NE(log_.front().find("store failed"), std::string::npos);
   EXPECT_NE(log_.back().find("store recovered"), std::string::npos);
+}
+
+// During the outage a read shows the last acknowledged state: what was
+// acknowledged, never the refused grant that the engine still holds (the
+// recovery takes it back), nor anything a write asked for meanwhile.
+TEST_F(StoreRecoveryTest, ReadsShowTheLastAcknowledgedStateDuringTheOutage) {
+  auto asha = Open("Asha");
+  ASSERT_TRUE(asha.has_value());
+  Request held, released;
+  ASSERT_TRUE(Acquire(held, *asha, "app", "held").has_value());
+  ASSERT_TRUE(Acquire(released, *asha, "app", "released").has_value());
+  auto release = service_->Run([&](Engine& e, Time now) {
+    return e.Release(
+        now, {*asha, {"app", "public", "released"}, LockOwner::kSession});
+  });
+  ASSERT_TRUE(release && release->ok());
+
+  disk_.refuse_open = true;
+  disk_.failing = true;
+  Request lost;
+  ASSERT_FALSE(Acquire(lost, *asha, "app", "lost").has_value());
+  ASSERT_FALSE(Open("Ravi").has_value());
+
+  auto read_mode = [&](const std::string& resource) {
+    return service_->Run(
+        [&](Engine& e, Time now) {
+          return e.Mode(now, *asha, {"app", "public", resource},
+                        LockOwner::kSession);
+        },
+        EngineService::Access::kRead);
+  };
+  for (int i = 0; i < 500 && !service_->ServesOutageReads(); ++i) {
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  ASSERT_TRUE(service_->ServesOutageReads());
+  for (const auto& [resource, mode] :
+       {std::pair<std::string, LockMode>{"held", LockMode::kExclusive},
+        {"released", LockMode::kNoLock},
+        {"lost", LockMode::kNoLock}}) {
+    auto read = read_mode(resource);
+    ASSERT_TRUE(read.has_value())
+        << resource << ": " << read.error().ToString();
+    ASSERT_TRUE(read->has_value()) << resource;
+    EXPECT_EQ(**read, mode) << resource;
+  }
+  auto sessions =
+      service_->Run([](Engine& e, Time now) { return e.ListSessions(now); },
+                    EngineService::Access::kRead);
+  ASSERT_TRUE(sessions.has_value());
+  ASSERT_EQ(sessions->size(), 1u) << "Ravi's session was never acknowledged";
+  EXPECT_EQ(sessions->front().name, "Asha");
+  EXPECT_EQ(sessions->front().locks, 1u);
+  // Writes still fail, and what a read changes there (nothing here) stays
+  // there: the live engine is not touched.
+  ASSERT_FALSE(Open("Mei").has_value());
+  std::promise<EngineStats> stats;
+  service_->ReadStats(
+      [&](EngineStats s, std::size_t, Time) { stats.set_value(std::move(s)); });
+  EXPECT_EQ(stats.get_future().get().sessions, 1u)
+      << "the dashboard's counts are of the acknowledged state too";
+
+  disk_.failing = false;
+  disk_.refuse_open = false;
+  ASSERT_TRUE(AwaitRecoveries(1));
+  EXPECT_FALSE(service_->ServesOutageReads());
+  auto after = read_mode("held");
+  ASSERT_TRUE(after && after->has_value());
+  EXPECT_EQ(**after, LockMode::kExclusive);
+}
+
+// Without outage reads (the default off PostgreSQL): a read fails during
+// the outage as a write does; the engine, which holds the refused grant,
+// is never read.
+class StoreRecoveryWithoutOutageReadsTest : public StoreRecoveryTest {
+ protected:
+  StoreRecoveryWithoutOutageReadsTest() {
+    service_options_.outage_reads = false;
+  }
+};
+
+TEST_F(StoreRecoveryWithoutOutageReadsTest, ReadsFailUntilTheRecovery) {
+  auto asha = Open("Asha");
+  ASSERT_TRUE(asha.has_value());
+  Request held, lost;
+  ASSERT_TRUE(Acquire(held, *asha, "app", "held").has_value());
+  disk_.refuse_open = true;
+  disk_.failing = true;
+  ASSERT_FALSE(Acquire(lost, *asha, "app", "lost").has_value());
+  std::this_thread::sleep_for(milliseconds(100));
+  EXPECT_FALSE(service_->ServesOutageReads());
+  for (const char* resource : {"held", "lost"}) {
+    auto read = service_->Run(
+        [&](Engine& e, Time now) {
+          return e.Mode(now, *asha, {"app", "public", resource},
+                        LockOwner::kSession);
+        },
+        EngineService::Access::kRead);
+    ASSERT_FALSE(read.has_value()) << resource;
+    EXPECT_EQ(read.error().code(), StatusCode::kUnavailable);
+  }
+  disk_.failing = false;
+  disk_.refuse_open = false;
+  ASSERT_TRUE(AwaitRecoveries(1));
+  EXPECT_EQ(ModeOf(*asha, "held"), LockMode::kExclusive);
+  EXPECT_EQ(ModeOf(*asha, "lost"), LockMode::kNoLock);
+}
+
+// A read before the last acknowledged state is loaded, or once a leader
+// steps down, is not answered from the engine that is ahead of the store.
+TEST_F(StoreRecoveryTest, NoReadsOfTheLastStateOnceDetached) {
+  auto asha = Open("Asha");
+  ASSERT_TRUE(asha.has_value());
+  disk_.refuse_open = true;
+  disk_.failing = true;
+  ASSERT_FALSE(Open("Ravi").has_value());
+  for (int i = 0; i < 500 && !service_->ServesOutageReads(); ++i) {
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  ASSERT_TRUE(service_->ServesOutageReads());
+  service_->Detach(Status(StatusCode::kUnavailable, "stepped down"));
+  EXPECT_FALSE(service_->ServesOutageReads());
+  service_->SetLeaseDeadline(EngineService::LeaseClock::time_point::max());
+  auto read =
+      service_->Run([](Engine& e, Time now) { return e.ListSessions(now); },
+                    EngineService::Access::kRead);
+  ASSERT_FALSE(read.has_value());
+  EXPECT_EQ(read.error().message(), "stepped down");
 }
 
 TEST_F(StoreRecoveryTest, AParkedRequestIsAnsweredUnavailable) {

@@ -125,6 +125,7 @@ class PrivateCluster {
 
   bool Restart(const std::string& mode) { return Script("restart", mode); }
   bool Kill() { return Script("kill"); }
+  bool Resume() { return Script("resume"); }
   bool Promote() { return Script("promote"); }
 
  private:
@@ -878,6 +879,111 @@ TEST_F(PostgresFaultsTest, ASynchronousStandbyDownBrings503sNotHangs) {
   EXPECT_GT(health_->unavailable(), 0) << "/healthz never said 503";
   CheckAcknowledged(primary->url());
   CheckRecoveredInPlace(1);
+}
+
+// The database goes down and stays down for a while. Writes answer 503;
+// reads are answered from the state leasehold last had acknowledged (never
+// with a write it refused) for as long as its leader lease lets it vouch
+// that nobody else can have changed that state; then they answer 503 too,
+// until the database is back and the node leads again, with everything
+// acknowledged and nothing refused.
+TEST_F(PostgresFaultsTest, ReadsServeTheAcknowledgedStateWhileTheLeaseLasts) {
+  TempDir dir;
+  auto db = PrivateCluster::Start(dir.path());
+  ASSERT_NE(db, nullptr);
+  // Valid for 9 s after each renewal (lease less its quarter margin), and
+  // renewed every 4 s: at least 5 s of reads after the database is gone.
+  server_ = ServerProcess::WithStore(db->url(), scratch_.path(),
+                                     {"--leader-lease-ms", "12000"});
+  HttpClient c(server_->port());
+  auto session = c.Request("POST", api::SessionsPath(),
+                           api::OpenSessionBody("Asha", seconds(60)));
+  ASSERT_EQ(session.status, 201u) << session.body;
+  const std::string s(session.json.at("id").as_string());
+  client::AcquireOptions now_or_never;
+  now_or_never.timeout = milliseconds(0);
+  ASSERT_EQ(c.Request("POST", api::ApplockPath("app", "acquire"),
+                      api::AcquireBody(s, "held", now_or_never))
+                .status,
+            200u);
+  ASSERT_EQ(c.Request("PUT", api::RecordPath("docs", "kept"),
+                      api::PutBody("acknowledged"))
+                .status,
+            201u);
+
+  ASSERT_TRUE(db->Kill());
+  const auto down = SteadyClock::now();
+  auto refused = c.Request("PUT", api::RecordPath("docs", "refused"),
+                           api::PutBody("never acknowledged"));
+  EXPECT_EQ(refused.status, 503u) << refused.body;
+  auto refused_lock = c.Request("POST", api::ApplockPath("app", "acquire"),
+                                api::AcquireBody(s, "refused", now_or_never));
+  EXPECT_EQ(refused_lock.status, 503u) << refused_lock.body;
+
+  auto kept = c.Request("GET", api::RecordPath("docs", "kept"));
+  while (kept.status == 503 && SteadyClock::now() < down + seconds(4)) {
+    std::this_thread::sleep_for(milliseconds(20));
+    kept = c.Request("GET", api::RecordPath("docs", "kept"));
+  }
+  ASSERT_EQ(kept.status, 200u)
+      << "no read served during the outage: " << kept.body;
+  EXPECT_EQ(kept.json.at("body").as_string(), "acknowledged");
+  std::cout << "reads served "
+            << std::chrono::duration_cast<milliseconds>(SteadyClock::now() -
+                                                        down)
+                   .count()
+            << " ms after the database went down\n";
+  auto unwritten = c.Request("GET", api::RecordPath("docs", "refused"));
+  EXPECT_EQ(unwritten.status, 404u) << unwritten.body;
+  auto mode =
+      c.Request("GET", api::ModePath("app", s, "held", "Session", "public"));
+  ASSERT_EQ(mode.status, 200u) << mode.body;
+  EXPECT_EQ(mode.json.at("mode").as_string(), "Exclusive");
+  auto locks = c.Request("GET", api::ApplockPath("app"));
+  ASSERT_EQ(locks.status, 200u) << locks.body;
+  ASSERT_EQ(locks.json.at("locks").as_array().size(), 1u) << locks.body;
+  EXPECT_EQ(locks.json.at("locks").as_array()[0].at("resource").as_string(),
+            "held");
+  EXPECT_EQ(c.Request("GET", api::HealthPath()).status, 503u);
+  EXPECT_EQ(
+      c.Request("PUT", api::RecordPath("docs", "kept"), api::PutBody("changed"))
+          .status,
+      503u);
+
+  // Once the lease has lapsed the node cannot vouch that its state is
+  // current (another node may lead): reads answer 503 as well.
+  auto lapsed = c.Request("GET", api::RecordPath("docs", "kept"));
+  while (lapsed.status == 200 && SteadyClock::now() < down + seconds(20)) {
+    std::this_thread::sleep_for(milliseconds(100));
+    lapsed = c.Request("GET", api::RecordPath("docs", "kept"));
+  }
+  EXPECT_EQ(lapsed.status, 503u) << "reads served past the lease";
+  std::cout << "reads refused "
+            << std::chrono::duration_cast<milliseconds>(SteadyClock::now() -
+                                                        down)
+                   .count()
+            << " ms after the database went down\n";
+
+  // Back: the node renews its lease (or takes it again) and recovers; reads
+  // may be answered from the acknowledged state before writes are.
+  ASSERT_TRUE(db->Resume());
+  auto health = c.Request("GET", api::HealthPath());
+  while (health.status != 200 && SteadyClock::now() < down + seconds(60)) {
+    std::this_thread::sleep_for(milliseconds(100));
+    health = c.Request("GET", api::HealthPath());
+  }
+  ASSERT_EQ(health.status, 200u) << "the node did not recover: " << health.body;
+  auto back = c.Request("GET", api::RecordPath("docs", "kept"));
+  ASSERT_EQ(back.status, 200u) << back.body;
+  EXPECT_EQ(back.json.at("body").as_string(), "acknowledged");
+  EXPECT_EQ(c.Request("GET", api::RecordPath("docs", "refused")).status, 404u);
+  auto held =
+      c.Request("GET", api::ModePath("app", s, "held", "Session", "public"));
+  ASSERT_EQ(held.status, 200u) << held.body;
+  EXPECT_EQ(held.json.at("mode").as_string(), "Exclusive");
+  auto after = c.Request("PUT", api::RecordPath("docs", "after"),
+                         api::PutBody("written once it was back"));
+  EXPECT_EQ(after.status, 201u) << after.body;
 }
 
 // A primary with a synchronous streaming standby; leasehold on both hosts

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "store/memory/memory_store.h"
+#include "store/mirrored_store.h"
 #include "store/postgres/postgres_store.h"
 #include "store/sqlite/sqlite_store.h"
 #include "tests/testing/temp_dir.h"
@@ -1132,6 +1133,67 @@ TEST_P(StoreConformance, RandomBatchesLeaveWhatTheirEntriesOneByOneLeave) {
     ASSERT_EQ(got.transaction_ids_reserved, want.transaction_ids_reserved);
     ASSERT_EQ(got.lock_delay_until_us, want.lock_delay_until_us);
   }
+}
+
+// MirroredStore over each store: its copy holds exactly what the store
+// acknowledged (the rows it loaded, then every batch appended), never a
+// batch the store refused, so that reads during an outage show only
+// acknowledged state (EngineService).
+TEST_P(StoreConformance, AMirrorHoldsExactlyWhatTheStoreAcknowledged) {
+  std::mt19937 random(20261206);
+  SequentialModel model;
+  auto append_random = [&](int batches) {
+    for (int b = 0; b < batches; ++b) {
+      JournalBatch batch;
+      const int n = 1 + static_cast<int>(random() % 25);
+      for (int i = 0; i < n; ++i) {
+        batch.push_back(RandomEntry(random, model));
+        model.Apply(batch.back());
+      }
+      Append(batch);
+    }
+  };
+  append_random(10);  // before the mirror: it gets these from the load
+  Reopen(GetParam().refuse_key);
+  auto owned = std::make_unique<MirroredStore>(std::move(store_));
+  const std::shared_ptr<MemoryStoreData> mirror = owned->mirror();
+  store_ = std::move(owned);
+  auto mirrored = [&] {
+    auto state = OpenMemoryStore(mirror)->LoadAll();
+    EXPECT_TRUE(state.has_value()) << state.error().ToString();
+    return state ? Sorted(std::move(*state)) : DurableState{};
+  };
+  auto expect_same = [&](const DurableState& got, const std::string& when) {
+    const DurableState want = model.State();
+    EXPECT_EQ(got.rows, want.rows) << when;
+    EXPECT_EQ(got.operations, want.operations) << when;
+    EXPECT_EQ(got.messages, want.messages) << when;
+    EXPECT_EQ(got.sessions, want.sessions) << when;
+    EXPECT_EQ(got.locks, want.locks) << when;
+    EXPECT_EQ(got.fences_reserved, want.fences_reserved) << when;
+    EXPECT_EQ(got.session_ids_reserved, want.session_ids_reserved) << when;
+    EXPECT_EQ(got.transaction_ids_reserved, want.transaction_ids_reserved)
+        << when;
+    EXPECT_EQ(got.lock_delay_until_us, want.lock_delay_until_us) << when;
+  };
+  EXPECT_TRUE(mirrored().rows.empty()) << "filled before a load";
+  expect_same(Sorted(Load()), "the store, loaded through the mirror");
+  expect_same(mirrored(), "the mirror after the load");
+  for (int round = 0; round < 3; ++round) {
+    append_random(10);
+    // A batch the store refuses (its last entry) leaves nothing in the
+    // mirror either.
+    SequentialModel refused = model;
+    JournalBatch batch;
+    for (int i = 0; i < 5; ++i) {
+      batch.push_back(RandomEntry(random, refused));
+      refused.Apply(batch.back());
+    }
+    batch.push_back(Put(Row(kRefusedKey)));
+    ASSERT_FALSE(store_->Append(batch).ok()) << "the refused key was taken";
+    expect_same(mirrored(), "the mirror, round " + std::to_string(round));
+  }
+  expect_same(Sorted(Load()), "the store at the end");
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -1,5 +1,7 @@
 #include "tests/testing/server_process.h"
 
+#include <algorithm>
+
 #include <sys/wait.h>
 
 #include <unistd.h>
@@ -198,9 +200,12 @@ ServerProcess::ServerProcess(std::unique_ptr<http::SpawnedServer> server)
 std::unique_ptr<ServerProcess> ServerProcess::WithStore(
     const std::string& store_url, const std::string& scratch_dir,
     const std::vector<std::string>& flags) {
-  // A restart after kill -9 waits out the dead node's lease before it leads.
-  std::vector<std::string> args = {"--leader-lease-ms", "1000"};
-  args.insert(args.end(), flags.begin(), flags.end());
+  // A restart after kill -9 waits out the dead node's lease before it
+  // leads: a short one, unless the test names its own.
+  std::vector<std::string> args = flags;
+  if (std::ranges::find(flags, "--leader-lease-ms") == flags.end()) {
+    args.insert(args.begin(), {"--leader-lease-ms", "1000"});
+  }
   auto started = http::SpawnedServer::Start({.binary = LEASEHOLD_BINARY,
                                              .data_dir = scratch_dir + "/data",
                                              .config = "",

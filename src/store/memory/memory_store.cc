@@ -89,6 +89,12 @@ Status MemoryStore::Append(const JournalBatch& batch) {
   return Status::Ok();
 }
 
+// The least lock key of session `id`: its rows are from here on.
+std::tuple<SessionId, LockOwner, std::string, std::string, std::string>
+SessionLocksFrom(SessionId id) {
+  return {id, LockOwner{}, {}, {}, {}};
+}
+
 void MemoryStore::Apply(const JournalEntry& e) {
   using Kind = JournalEntry::Kind;
   MemoryStoreData& d = *data_;
@@ -129,9 +135,9 @@ void MemoryStore::Apply(const JournalEntry& e) {
       return;
     case Kind::kDeleteSession:
       d.sessions.erase(e.session.id);
-      std::erase_if(d.locks, [&](const auto& kv) {
-        return kv.second.session == e.session.id;
-      });
+      // A session's lock rows are together, first in its key: one range.
+      d.locks.erase(d.locks.lower_bound(SessionLocksFrom(e.session.id)),
+                    d.locks.lower_bound(SessionLocksFrom(e.session.id + 1)));
       return;
     case Kind::kPutLock:
       d.locks[lock_key(e.lock)] = e.lock;
