@@ -1110,28 +1110,47 @@ JournalEntry RandomEntry(std::mt19937& random, const SequentialModel& model) {
   }
 }
 
+// 1 to `most` random entries, applied to `model` as they are drawn.
+JournalBatch RandomBatch(std::mt19937& random, SequentialModel& model,
+                         int most = 25) {
+  JournalBatch batch;
+  const int n = 1 + static_cast<int>(random() % most);
+  for (int i = 0; i < n; ++i) {
+    batch.push_back(RandomEntry(random, model));
+    model.Apply(batch.back());
+  }
+  return batch;
+}
+
+// Whether `got` (sorted) holds what `want` does, every kind of row and
+// reservation; says what differs, `when`.
+::testing::AssertionResult SameState(const DurableState& got,
+                                     const DurableState& want,
+                                     const std::string& when) {
+  const char* differs =
+      got.rows != want.rows                         ? "keys"
+      : got.operations != want.operations           ? "operations"
+      : got.messages != want.messages               ? "messages"
+      : got.sessions != want.sessions               ? "sessions"
+      : got.locks != want.locks                     ? "locks"
+      : got.fences_reserved != want.fences_reserved ? "fences reserved"
+      : got.session_ids_reserved != want.session_ids_reserved
+          ? "session ids reserved"
+      : got.transaction_ids_reserved != want.transaction_ids_reserved
+          ? "transaction ids reserved"
+      : got.lock_delay_until_us != want.lock_delay_until_us ? "lock-delay"
+                                                            : nullptr;
+  if (differs == nullptr) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << differs << " differ " << when;
+}
+
 TEST_P(StoreConformance, RandomBatchesLeaveWhatTheirEntriesOneByOneLeave) {
   std::mt19937 random(20261204);
   SequentialModel model;
   for (int b = 0; b < 40; ++b) {
-    JournalBatch batch;
-    const int n = 1 + static_cast<int>(random() % 25);
-    for (int i = 0; i < n; ++i) {
-      batch.push_back(RandomEntry(random, model));
-      model.Apply(batch.back());
-    }
-    Append(batch);
-    const DurableState got = Sorted(Load());
-    const DurableState want = model.State();
-    ASSERT_EQ(got.rows, want.rows) << "after batch " << b;
-    ASSERT_EQ(got.operations, want.operations) << "after batch " << b;
-    ASSERT_EQ(got.messages, want.messages) << "after batch " << b;
-    ASSERT_EQ(got.sessions, want.sessions) << "after batch " << b;
-    ASSERT_EQ(got.locks, want.locks) << "after batch " << b;
-    ASSERT_EQ(got.fences_reserved, want.fences_reserved);
-    ASSERT_EQ(got.session_ids_reserved, want.session_ids_reserved);
-    ASSERT_EQ(got.transaction_ids_reserved, want.transaction_ids_reserved);
-    ASSERT_EQ(got.lock_delay_until_us, want.lock_delay_until_us);
+    Append(RandomBatch(random, model));
+    ASSERT_TRUE(SameState(Sorted(Load()), model.State(),
+                          "after batch " + std::to_string(b)));
   }
 }
 
@@ -1143,15 +1162,7 @@ TEST_P(StoreConformance, AMirrorHoldsExactlyWhatTheStoreAcknowledged) {
   std::mt19937 random(20261206);
   SequentialModel model;
   auto append_random = [&](int batches) {
-    for (int b = 0; b < batches; ++b) {
-      JournalBatch batch;
-      const int n = 1 + static_cast<int>(random() % 25);
-      for (int i = 0; i < n; ++i) {
-        batch.push_back(RandomEntry(random, model));
-        model.Apply(batch.back());
-      }
-      Append(batch);
-    }
+    for (int b = 0; b < batches; ++b) Append(RandomBatch(random, model));
   };
   append_random(10);  // before the mirror: it gets these from the load
   Reopen(GetParam().refuse_key);
@@ -1164,17 +1175,7 @@ TEST_P(StoreConformance, AMirrorHoldsExactlyWhatTheStoreAcknowledged) {
     return state ? Sorted(std::move(*state)) : DurableState{};
   };
   auto expect_same = [&](const DurableState& got, const std::string& when) {
-    const DurableState want = model.State();
-    EXPECT_EQ(got.rows, want.rows) << when;
-    EXPECT_EQ(got.operations, want.operations) << when;
-    EXPECT_EQ(got.messages, want.messages) << when;
-    EXPECT_EQ(got.sessions, want.sessions) << when;
-    EXPECT_EQ(got.locks, want.locks) << when;
-    EXPECT_EQ(got.fences_reserved, want.fences_reserved) << when;
-    EXPECT_EQ(got.session_ids_reserved, want.session_ids_reserved) << when;
-    EXPECT_EQ(got.transaction_ids_reserved, want.transaction_ids_reserved)
-        << when;
-    EXPECT_EQ(got.lock_delay_until_us, want.lock_delay_until_us) << when;
+    EXPECT_TRUE(SameState(got, model.State(), when));
   };
   EXPECT_TRUE(mirrored().rows.empty()) << "filled before a load";
   expect_same(Sorted(Load()), "the store, loaded through the mirror");
@@ -1184,11 +1185,7 @@ TEST_P(StoreConformance, AMirrorHoldsExactlyWhatTheStoreAcknowledged) {
     // A batch the store refuses (its last entry) leaves nothing in the
     // mirror either.
     SequentialModel refused = model;
-    JournalBatch batch;
-    for (int i = 0; i < 5; ++i) {
-      batch.push_back(RandomEntry(random, refused));
-      refused.Apply(batch.back());
-    }
+    JournalBatch batch = RandomBatch(random, refused, 5);
     batch.push_back(Put(Row(kRefusedKey)));
     ASSERT_FALSE(store_->Append(batch).ok()) << "the refused key was taken";
     expect_same(mirrored(), "the mirror, round " + std::to_string(round));
