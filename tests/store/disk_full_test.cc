@@ -22,6 +22,7 @@
 
 #include "client/api_codec.h"
 #include "tests/testing/server_process.h"
+#include "tests/testing/session_lock_mode.h"
 #include "tests/testing/temp_dir.h"
 
 namespace leasehold::testing {
@@ -136,10 +137,7 @@ TEST_P(DiskFullTest, A503UntilSpaceReturnsThenEverythingAcknowledged) {
     }
     EXPECT_EQ(unwritten.status, 404u)
         << "a read showed the write that was refused: " << unwritten.body;
-    auto held =
-        c.Request("GET", api::ModePath("app", s, "job", "Session", "public"));
-    ASSERT_EQ(held.status, 200u) << held.body;
-    EXPECT_EQ(held.json.at("mode").as_string(), "Exclusive");
+    EXPECT_EQ(SessionLockMode(c, "app", s, "job"), "Exclusive");
     auto listed = c.Request("GET", api::ApplockPath("app"));
     ASSERT_EQ(listed.status, 200u) << listed.body;
     EXPECT_EQ(listed.json.at("locks").as_array().size(), 1u) << listed.body;
@@ -167,10 +165,7 @@ TEST_P(DiskFullTest, A503UntilSpaceReturnsThenEverythingAcknowledged) {
   EXPECT_EQ(gone.status, 404u) << gone.body;
   // The session lives on with its lock, as after a restart.
   EXPECT_EQ(c.Request("POST", api::SessionPath(s, "keepalive")).status, 200u);
-  auto mode =
-      c.Request("GET", api::ModePath("app", s, "job", "Session", "public"));
-  ASSERT_EQ(mode.status, 200u) << mode.body;
-  EXPECT_EQ(mode.json.at("mode").as_string(), "Exclusive");
+  EXPECT_EQ(SessionLockMode(c, "app", s, "job"), "Exclusive");
   auto after = c.Request("PUT", api::RecordPath("docs", "after"),
                          api::PutBody("written after the recovery"));
   EXPECT_TRUE(after.status == 200 || after.status == 201) << after.body;

@@ -36,6 +36,7 @@
 #include "client/api_codec.h"
 #include "http/connection.h"
 #include "tests/testing/server_process.h"
+#include "tests/testing/session_lock_mode.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/test_postgres.h"
 
@@ -935,10 +936,7 @@ TEST_F(PostgresFaultsTest, ReadsServeTheAcknowledgedStateWhileTheLeaseLasts) {
             << " ms after the database went down\n";
   auto unwritten = c.Request("GET", api::RecordPath("docs", "refused"));
   EXPECT_EQ(unwritten.status, 404u) << unwritten.body;
-  auto mode =
-      c.Request("GET", api::ModePath("app", s, "held", "Session", "public"));
-  ASSERT_EQ(mode.status, 200u) << mode.body;
-  EXPECT_EQ(mode.json.at("mode").as_string(), "Exclusive");
+  EXPECT_EQ(SessionLockMode(c, "app", s, "held"), "Exclusive");
   auto locks = c.Request("GET", api::ApplockPath("app"));
   ASSERT_EQ(locks.status, 200u) << locks.body;
   ASSERT_EQ(locks.json.at("locks").as_array().size(), 1u) << locks.body;
@@ -977,10 +975,7 @@ TEST_F(PostgresFaultsTest, ReadsServeTheAcknowledgedStateWhileTheLeaseLasts) {
   ASSERT_EQ(back.status, 200u) << back.body;
   EXPECT_EQ(back.json.at("body").as_string(), "acknowledged");
   EXPECT_EQ(c.Request("GET", api::RecordPath("docs", "refused")).status, 404u);
-  auto held =
-      c.Request("GET", api::ModePath("app", s, "held", "Session", "public"));
-  ASSERT_EQ(held.status, 200u) << held.body;
-  EXPECT_EQ(held.json.at("mode").as_string(), "Exclusive");
+  EXPECT_EQ(SessionLockMode(c, "app", s, "held"), "Exclusive");
   auto after = c.Request("PUT", api::RecordPath("docs", "after"),
                          api::PutBody("written once it was back"));
   EXPECT_EQ(after.status, 201u) << after.body;
