@@ -85,6 +85,12 @@ AnswerText& AnswerText::Value(std::string_view key,
   return *this;
 }
 
+AnswerText& AnswerText::Object(std::string_view key, AnswerText&& object) {
+  Key(key);
+  text_.append(std::move(object).Take());
+  return *this;
+}
+
 std::string AnswerText::Take() && {
   text_.push_back('}');
   return std::move(text_);

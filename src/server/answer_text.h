@@ -1,8 +1,8 @@
 // The answers sent most often (a lock granted or released, a checkout, a
-// save), written straight to text instead of built as a JSON value and then
-// serialized, which cost 5,200 instructions per acquire where a lock
-// request averaged 28,600 (docs/benchmarks.md, "Profiles, round 3"). Every
-// other answer is a boost::json value.
+// save, an error), written straight to text instead of built as a JSON
+// value and then serialized, which cost 5,200 instructions per acquire
+// where a lock request averaged 28,600 (docs/benchmarks.md, "Profiles,
+// round 3"). Every other answer is a boost::json value.
 #ifndef LEASEHOLD_SERVER_ANSWER_TEXT_H_
 #define LEASEHOLD_SERVER_ANSWER_TEXT_H_
 
@@ -32,6 +32,8 @@ class AnswerText {
   AnswerText& Instant(std::string_view key, const std::optional<Time>& at);
   // Any JSON value, serialized by Boost (for the rare nested member).
   AnswerText& Value(std::string_view key, const boost::json::value& value);
+  // A nested object written the same way.
+  AnswerText& Object(std::string_view key, AnswerText&& object);
 
   // The object's text; the writer is spent.
   std::string Take() &&;

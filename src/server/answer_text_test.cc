@@ -47,6 +47,18 @@ TEST(AnswerText, WritesWhatSerializeWritesForTheSameMembers) {
   EXPECT_EQ(json::parse(written), json::value(same));
 }
 
+TEST(AnswerText, NestsAnObjectAsSerializeDoes) {
+  AnswerText inner;
+  inner.String("code", "not_held").String("message", "\xc3\xa9 \"x\"\n");
+  AnswerText outer;
+  outer.Object("error", std::move(inner)).Int("after", 1);
+  EXPECT_EQ(std::move(outer).Take(),
+            json::serialize(json::object{
+                {"error", json::object{{"code", "not_held"},
+                                       {"message", "\xc3\xa9 \"x\"\n"}}},
+                {"after", 1}}));
+}
+
 TEST(AnswerText, EscapesEveryStringAsSerializeDoes) {
   // Quotes, backslashes, every control character, DEL, and UTF-8 text.
   std::string awkward = "a \"quoted\" \\path\\ ";

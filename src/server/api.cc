@@ -124,14 +124,14 @@ ApiResponse JsonResponse(unsigned status, AnswerText&& text) {
 }
 
 ApiResponse ErrorResponse(const Status& st) {
-  AnswerArena arena;
-  json::object error(arena.storage());
-  error["code"] = StatusCodeName(st.code());
-  // A message may quote what the client sent, which need not be UTF-8.
-  error["message"] = EscapeInvalidUtf8(st.message());
+  AnswerText error;
+  error
+      .String("code", StatusCodeName(st.code()))
+      // A message may quote what the client sent, which need not be UTF-8.
+      .String("message", EscapeInvalidUtf8(st.message()));
   return JsonResponse(
       HttpStatusFor(st.code()),
-      json::object({{"error", std::move(error)}}, arena.storage()));
+      std::move(AnswerText().Object("error", std::move(error))));
 }
 
 void Call::Reply(unsigned status, const json::value& v) const {

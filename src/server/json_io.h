@@ -19,21 +19,6 @@ namespace leasehold::server {
 // key and string. Freed whole when the last value using it is gone.
 boost::json::storage_ptr MakeRequestArena();
 
-// Stack memory for building one small answer: a JSON object made with
-// `storage()` allocates nothing on the heap until it outgrows 512 bytes.
-// Must outlive the values made with it.
-class AnswerArena {
- public:
-  AnswerArena() = default;
-  AnswerArena(const AnswerArena&) = delete;
-  AnswerArena& operator=(const AnswerArena&) = delete;
-  boost::json::storage_ptr storage() { return &resource_; }
-
- private:
-  unsigned char buffer_[512];
-  boost::json::monotonic_resource resource_{buffer_, sizeof buffer_};
-};
-
 // Parses a request body that must be a JSON object, into `storage`. An
 // empty body is an empty object. kBadRequest for invalid UTF-8, kBadJson
 // for anything that is not a JSON object.
