@@ -54,6 +54,9 @@ struct Error {
   std::string code;
   std::string message;
   unsigned http_status = 0;  // 0 when no HTTP answer was received
+  // A guard's "deadlock": the server's {"victim","cycle":[...]}, so that
+  // the victim can say which sessions and resources formed the cycle.
+  boost::json::value deadlock;
 };
 
 template <typename T>

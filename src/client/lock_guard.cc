@@ -60,7 +60,8 @@ Result<LockGuard> Session::Lock(std::string ns, std::string resource,
     std::string message = "lock " + resource + " in " + ns +
                           " not granted: " + r->status + " (result " +
                           std::to_string(r->result) + ")";
-    return std::unexpected(Error{r->status, std::move(message), 409});
+    return std::unexpected(
+        Error{r->status, std::move(message), 409, std::move(r->deadlock)});
   }
   auto impl = std::make_unique<LockGuard::Impl>();
   impl->session = impl_;

@@ -59,7 +59,8 @@ Result<SemaphoreGuard> Session::Permits(std::string ns, std::string name,
     std::string message = std::to_string(options.permits) + " permits of " +
                           name + " in " + ns + " not granted: " + r->status +
                           " (result " + std::to_string(r->result) + ")";
-    return std::unexpected(Error{r->status, std::move(message), 409});
+    return std::unexpected(
+        Error{r->status, std::move(message), 409, std::move(r->deadlock)});
   }
   auto impl = std::make_unique<SemaphoreGuard::Impl>();
   impl->session = impl_;
