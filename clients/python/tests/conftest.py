@@ -45,8 +45,9 @@ class Contract:
         self.registry: Registry[Any] = Registry().with_resource(_BASE, resource)
         self.routes: list[tuple[re.Pattern[str], str]] = []
         for template in self.doc["paths"]:
-            pattern = re.sub(r"\{[^}]+\}", "[^/]+", re.escape(template).replace(r"\{", "{")
-                             .replace(r"\}", "}"))
+            pattern = re.sub(
+                r"\{[^}]+\}", "[^/]+", re.escape(template).replace(r"\{", "{").replace(r"\}", "}")
+            )
             self.routes.append((re.compile(f"^{pattern}$"), template))
         # Literal paths win over templates (/v1/records/{ns}/purge vs /{key}).
         self.routes.sort(key=lambda r: r[1].count("{"))
@@ -71,8 +72,11 @@ class Contract:
             self.failures.append(f"{method} {path}: no such operation in openapi.yaml")
             return
         responses = self.doc["paths"][template][method.lower()]["responses"]
-        spec = responses.get(str(status)) or responses.get(f"{status // 100}XX") or \
-            responses.get("default")
+        spec = (
+            responses.get(str(status))
+            or responses.get(f"{status // 100}XX")
+            or responses.get("default")
+        )
         if spec is None:
             self.failures.append(f"{method} {template}: status {status} undocumented")
             return
@@ -82,9 +86,17 @@ class Contract:
             return
         pointer = "/".join(
             p.replace("~", "~0").replace("/", "~1")
-            for p in ("paths", template, method.lower(), "responses", str(status) if
-                      str(status) in responses else "default", "content", "application/json",
-                      "schema"))
+            for p in (
+                "paths",
+                template,
+                method.lower(),
+                "responses",
+                str(status) if str(status) in responses else "default",
+                "content",
+                "application/json",
+                "schema",
+            )
+        )
         if "$ref" in responses.get(str(status), {}):
             ref = responses[str(status)]["$ref"].removeprefix("#/")
             pointer = ref + "/content/application~1json/schema"
@@ -99,16 +111,26 @@ class Contract:
             return
         response.read()
         req = response.request
-        self.check(req.method, req.url.path, response.status_code,
-                   response.headers.get("content-type", ""), response.content)
+        self.check(
+            req.method,
+            req.url.path,
+            response.status_code,
+            response.headers.get("content-type", ""),
+            response.content,
+        )
 
     async def ahook(self, response: httpx.Response) -> None:
         if "text/event-stream" in response.headers.get("content-type", ""):
             return
         await response.aread()
         req = response.request
-        self.check(req.method, req.url.path, response.status_code,
-                   response.headers.get("content-type", ""), response.content)
+        self.check(
+            req.method,
+            req.url.path,
+            response.status_code,
+            response.headers.get("content-type", ""),
+            response.content,
+        )
 
 
 _CONTRACT = Contract()
@@ -119,7 +141,8 @@ def contract() -> Iterator[Contract]:
     _CONTRACT.failures.clear()
     yield _CONTRACT
     assert not _CONTRACT.failures, "answers outside docs/openapi.yaml:\n" + "\n".join(
-        _CONTRACT.failures)
+        _CONTRACT.failures
+    )
 
 
 def free_port() -> int:
@@ -132,8 +155,9 @@ class Server:
     """A `leasehold serve` of the test's own; kill9() and start() again on the same
     data directory and port for restart tests."""
 
-    def __init__(self, root: Path, config: dict[str, Any] | None = None,
-                 store: str | None = None) -> None:
+    def __init__(
+        self, root: Path, config: dict[str, Any] | None = None, store: str | None = None
+    ) -> None:
         self.root = root
         self.port = free_port()
         self.config = config

@@ -69,13 +69,16 @@ def test_deadlock_names_the_cycle(client: leasehold.Client) -> None:
 
 
 def test_semaphore_limit(client: leasehold.Client) -> None:
-    with client.session("a") as a, client.session("b") as b:
-        with a.semaphore("app", "provider", limit=3, permits=2, timeout=1.0) as slot:
-            assert slot.permits == 2 and slot.fence > 0
-            with pytest.raises(leasehold.LockTimeout):
-                b.semaphore("app", "provider", limit=3, permits=2, timeout=0.1)
-            with b.semaphore("app", "provider", limit=3, permits=1, timeout=0.1) as other:
-                assert other.permits == 1
+    with (
+        client.session("a") as a,
+        client.session("b") as b,
+        a.semaphore("app", "provider", limit=3, permits=2, timeout=1.0) as slot,
+    ):
+        assert slot.permits == 2 and slot.fence > 0
+        with pytest.raises(leasehold.LockTimeout):
+            b.semaphore("app", "provider", limit=3, permits=2, timeout=0.1)
+        with b.semaphore("app", "provider", limit=3, permits=1, timeout=0.1) as other:
+            assert other.permits == 1
 
 
 def test_checkout_locked_save_and_renewal_past_ttl(client: leasehold.Client) -> None:
@@ -157,14 +160,15 @@ def test_sse_parser_joins_lines_across_reads() -> None:
     from leasehold._core import SseParser
 
     p = SseParser()
-    assert p.feed(b'event: applock.gra') == []
+    assert p.feed(b"event: applock.gra") == []
     assert p.feed(b'nted\ndata: {"resource":') == []
     events = p.feed(b'"r"}\n\n: ping\n\n')
     assert [(e.type, e.data) for e in events] == [("applock.granted", {"resource": "r"})]
 
 
-def test_kill9_restart_keeps_the_lock_and_rides_through_a_wait(server: Server,
-                                                               contract: Contract) -> None:
+def test_kill9_restart_keeps_the_lock_and_rides_through_a_wait(
+    server: Server, contract: Contract
+) -> None:
     c = hooked(leasehold.Client(server.url, io_timeout=10.0), contract)
     a = c.session("holder", ttl=10.0)
     b = c.session("waiter", ttl=10.0)
@@ -212,8 +216,9 @@ def test_post_is_not_resent_after_a_break_and_get_is(server: Server, contract: C
         assert proxy.requests == 4
 
 
-def test_cluster_skips_a_dead_node_and_follows_redirects(server: Server,
-                                                         contract: Contract) -> None:
+def test_cluster_skips_a_dead_node_and_follows_redirects(
+    server: Server, contract: Contract
+) -> None:
     from proxy import Redirector, dead_url
 
     with Redirector(server.url) as standby:

@@ -15,7 +15,7 @@ import contextlib
 import json
 import sys
 import threading
-from collections.abc import Callable, Generator
+from collections.abc import Generator
 from typing import Any
 
 import leasehold
@@ -42,14 +42,16 @@ class DriverError(Exception):
 
 def error_json(e: BaseException) -> Json:
     if not isinstance(e, leasehold.LeaseholdError):
-        kind = "driver" if isinstance(e, (DriverError, KeyError, ValueError, TypeError)) \
-            else "error"
+        kind = (
+            "driver" if isinstance(e, (DriverError, KeyError, ValueError, TypeError)) else "error"
+        )
         return {"kind": kind, "code": type(e).__name__, "status": 0, "message": str(e)}
     kind = next((k for cls, k in KINDS if isinstance(e, cls)), "error")
     out: Json = {"kind": kind, "code": e.code, "status": e.status, "message": e.message}
     if isinstance(e, leasehold.Deadlock):
-        out["cycle"] = [{"waiter": c.waiter, "holder": c.holder, "resource": c.resource}
-                        for c in e.cycle]
+        out["cycle"] = [
+            {"waiter": c.waiter, "holder": c.holder, "resource": c.resource} for c in e.cycle
+        ]
     return out
 
 
@@ -93,8 +95,9 @@ def apply_mutant(name: str) -> None:
         _core.release_semaphore = _nothing
     elif name == "untyped_errors":
 
-        def untyped(cls: Any, code: str, message: str = "", status: int = 0,
-                    **extra: Any) -> leasehold.LeaseholdError:
+        def untyped(
+            cls: Any, code: str, message: str = "", status: int = 0, **extra: Any
+        ) -> leasehold.LeaseholdError:
             return leasehold.LeaseholdError(code, message, status)
 
         _core.make_error = untyped
@@ -103,15 +106,24 @@ def apply_mutant(name: str) -> None:
     elif name == "no_renewal":
         _core.renew = _renewed_without_asking
     elif name == "loss_on_network_error":
-        _core.judge_keepalive = lambda e, d: _core.Verdict.LOST if e else keepalive(e, d)
-        _core.judge_renewal = lambda e, d: _core.Verdict.LOST if e else renewal(e, d)
+        _core.judge_keepalive = lambda error, doc: (
+            _core.Verdict.LOST if error else keepalive(error, doc)
+        )
+        _core.judge_renewal = lambda error, doc: (
+            _core.Verdict.LOST if error else renewal(error, doc)
+        )
     elif name == "ignore_session_not_found":
-        _core.judge_keepalive = lambda e, d: (
-            _core.Verdict.RETRY if e is not None and e.code == "session_not_found"
-            else keepalive(e, d))
+        _core.judge_keepalive = lambda error, doc: (
+            _core.Verdict.RETRY
+            if error is not None and error.code == "session_not_found"
+            else keepalive(error, doc)
+        )
     elif name == "ignore_locks_lost":
-        _core.judge_keepalive = lambda e, d: (
-            _core.Verdict.OK if keepalive(e, d) is _core.Verdict.LOCKS_LOST else keepalive(e, d))
+        _core.judge_keepalive = lambda error, doc: (
+            _core.Verdict.OK
+            if keepalive(error, doc) is _core.Verdict.LOCKS_LOST
+            else keepalive(error, doc)
+        )
     elif name == "no_ride_through":
         _core.rides_through = lambda held_already, timeout: False
     elif name == "reask_blindly":
@@ -176,15 +188,23 @@ class SyncDriver:
             self.h(req, "session").end()
             return {}
         if op == "lock":
-            lk = self.h(req, "session").lock(req["ns"], req["resource"], mode=req["mode"],
-                                             timeout=seconds(req.get("timeout_ms", -1)))
+            lk = self.h(req, "session").lock(
+                req["ns"],
+                req["resource"],
+                mode=req["mode"],
+                timeout=seconds(req.get("timeout_ms", -1)),
+            )
             self.handles[req["as"]] = lk
             self.signal(lk.lost, "lost", req["as"])
             return {"fence": lk.fence, "mode": lk.mode, "waited": lk.waited}
         if op == "semaphore":
             slot = self.h(req, "session").semaphore(
-                req["ns"], req["name"], limit=req["limit"], permits=req.get("permits", 1),
-                timeout=seconds(req.get("timeout_ms", -1)))
+                req["ns"],
+                req["name"],
+                limit=req["limit"],
+                permits=req.get("permits", 1),
+                timeout=seconds(req.get("timeout_ms", -1)),
+            )
             self.handles[req["as"]] = slot
             self.signal(slot.lost, "lost", req["as"])
             return {"fence": slot.fence, "permits": slot.permits, "waited": slot.waited}
@@ -192,8 +212,9 @@ class SyncDriver:
             self.h(req, "handle").release()
             return {}
         if op == "checkout":
-            doc = self.c().checkout(req["ns"], req["key"], owner=req["owner"],
-                                    ttl=req["ttl_ms"] / 1000)
+            doc = self.c().checkout(
+                req["ns"], req["key"], owner=req["owner"], ttl=req["ttl_ms"] / 1000
+            )
             self.handles[req["as"]] = doc
             self.signal(doc.lost, "lost", req["as"])
             return {"token": doc.token, "fence": doc.fence}
@@ -206,11 +227,16 @@ class SyncDriver:
             return {"version": self.c().put(req["ns"], req["key"], req["body"])}
         if op == "get":
             r = self.c().get(req["ns"], req["key"])
-            return {"body": r.body, "version": r.version, "locked_by": r.locked_by,
-                    "state": r.state}
+            return {
+                "body": r.body,
+                "version": r.version,
+                "locked_by": r.locked_by,
+                "state": r.state,
+            }
         if op == "fenced_save":
-            return {"version": self.c().save(req["ns"], req["key"], req["body"],
-                                             fence=req["fence"])}
+            return {
+                "version": self.c().save(req["ns"], req["key"], req["body"], fence=req["fence"])
+            }
         if op == "watch":
             w = self.c().watch(req["ns"])
             self.handles[req["as"]] = w
@@ -225,8 +251,9 @@ class SyncDriver:
         error: Json | None = None
         try:
             for event in w:
-                self.out.write({"event": "watch", "of": name, "type": event.type,
-                                "data": event.data})
+                self.out.write(
+                    {"event": "watch", "of": name, "type": event.type, "data": event.data}
+                )
         except Exception as e:
             error = error_json(e)
         self.out.write({"event": "watch_end", "of": name, "error": error})
@@ -312,15 +339,23 @@ class AsyncDriver:
             await self.h(req, "session").end()
             return {}
         if op == "lock":
-            lk = await self.h(req, "session").lock(req["ns"], req["resource"], mode=req["mode"],
-                                                   timeout=seconds(req.get("timeout_ms", -1)))
+            lk = await self.h(req, "session").lock(
+                req["ns"],
+                req["resource"],
+                mode=req["mode"],
+                timeout=seconds(req.get("timeout_ms", -1)),
+            )
             self.handles[req["as"]] = lk
             self.signal(lk.lost, "lost", req["as"])
             return {"fence": lk.fence, "mode": lk.mode, "waited": lk.waited}
         if op == "semaphore":
             slot = await self.h(req, "session").semaphore(
-                req["ns"], req["name"], limit=req["limit"], permits=req.get("permits", 1),
-                timeout=seconds(req.get("timeout_ms", -1)))
+                req["ns"],
+                req["name"],
+                limit=req["limit"],
+                permits=req.get("permits", 1),
+                timeout=seconds(req.get("timeout_ms", -1)),
+            )
             self.handles[req["as"]] = slot
             self.signal(slot.lost, "lost", req["as"])
             return {"fence": slot.fence, "permits": slot.permits, "waited": slot.waited}
@@ -328,8 +363,9 @@ class AsyncDriver:
             await self.h(req, "handle").release()
             return {}
         if op == "checkout":
-            doc = await self.c().checkout(req["ns"], req["key"], owner=req["owner"],
-                                          ttl=req["ttl_ms"] / 1000)
+            doc = await self.c().checkout(
+                req["ns"], req["key"], owner=req["owner"], ttl=req["ttl_ms"] / 1000
+            )
             self.handles[req["as"]] = doc
             self.signal(doc.lost, "lost", req["as"])
             return {"token": doc.token, "fence": doc.fence}
@@ -342,11 +378,18 @@ class AsyncDriver:
             return {"version": await self.c().put(req["ns"], req["key"], req["body"])}
         if op == "get":
             r = await self.c().get(req["ns"], req["key"])
-            return {"body": r.body, "version": r.version, "locked_by": r.locked_by,
-                    "state": r.state}
+            return {
+                "body": r.body,
+                "version": r.version,
+                "locked_by": r.locked_by,
+                "state": r.state,
+            }
         if op == "fenced_save":
-            return {"version": await self.c().save(req["ns"], req["key"], req["body"],
-                                                   fence=req["fence"])}
+            return {
+                "version": await self.c().save(
+                    req["ns"], req["key"], req["body"], fence=req["fence"]
+                )
+            }
         if op == "watch":
             w = await self.c().watch(req["ns"])
             self.handles[req["as"]] = w
@@ -361,8 +404,9 @@ class AsyncDriver:
         error: Json | None = None
         try:
             async for event in w:
-                self.out.write({"event": "watch", "of": name, "type": event.type,
-                                "data": event.data})
+                self.out.write(
+                    {"event": "watch", "of": name, "type": event.type, "data": event.data}
+                )
         except Exception as e:
             error = error_json(e)
         self.out.write({"event": "watch_end", "of": name, "error": error})
@@ -409,19 +453,21 @@ class AsyncDriver:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--async", dest="use_async", action="store_true",
-                        help="run the ops on AsyncClient in an asyncio loop")
+    parser.add_argument(
+        "--async",
+        dest="use_async",
+        action="store_true",
+        help="run the ops on AsyncClient in an asyncio loop",
+    )
     parser.add_argument("--mutant", help="remove one behaviour of the client")
     args = parser.parse_args(argv)
     if args.mutant:
         apply_mutant(args.mutant)
     out = Output()
-    run: Callable[[], None]
     if args.use_async:
-        run = lambda: asyncio.run(AsyncDriver(out).main())  # noqa: E731
+        asyncio.run(AsyncDriver(out).main())
     else:
-        run = SyncDriver(out).main
-    run()
+        SyncDriver(out).main()
     sys.stdout.flush()
     return 0
 
