@@ -1,0 +1,606 @@
+"""The blocking client: performs the core's plans with ``httpx.Client``; renewals run on
+background threads and report loss through ``threading.Event``."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+import uuid
+from collections import deque
+from collections.abc import Iterator
+from types import TracebackType
+from typing import Any, TypeVar
+
+import httpx
+
+from . import _core
+from ._core import Answer, Failure, Json, Plan, Send, Sleep, seg
+from ._errors import LeaseholdError, Lost, SessionLost
+
+T = TypeVar("T")
+
+_CONNECT_ERRORS = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+_NOT_SENT_ERRORS = (httpx.WriteError, httpx.WriteTimeout)
+
+
+def _timeout(seconds: float) -> httpx.Timeout:
+    if seconds < 0:
+        return httpx.Timeout(None, connect=_core.CONNECT_TIMEOUT)
+    return httpx.Timeout(seconds, connect=min(_core.CONNECT_TIMEOUT, seconds))
+
+
+class Client:
+    """A leasehold client: thread-safe, one keep-alive pool per client, cheap to share.
+
+    ``url`` is one server or a cluster's nodes, comma-separated, in any order.
+    ``token`` is sent as ``Authorization: Bearer``. ``io_timeout`` (s) bounds each call;
+    a lock wait adds its own timeout. Raises ``LeaseholdError("bad_url")`` for a bad URL.
+    """
+
+    def __init__(self, url: str, *, token: str | None = None, io_timeout: float = 30.0) -> None:
+        self._nodes = _core.Nodes(_core.parse_urls(url))
+        self._io = io_timeout
+        headers = {"content-type": "application/json", "accept": "application/json"}
+        if token:
+            headers["authorization"] = f"Bearer {token}"
+        self._default_timeout = _timeout(io_timeout)
+        self._forever = _timeout(-1)
+        self._watch_timeout = _timeout(max(_core.WATCH_SILENCE, io_timeout))
+        self._http = httpx.Client(
+            headers=headers,
+            timeout=self._default_timeout,
+            limits=httpx.Limits(max_connections=None, max_keepalive_connections=64),
+            follow_redirects=False,
+            trust_env=False,
+        )
+
+    # -- plumbing
+
+    def _run(self, plan: Plan[T]) -> T:
+        try:
+            action = next(plan)
+            while True:
+                if isinstance(action, Sleep):
+                    time.sleep(action.seconds)
+                    action = plan.send(None)
+                else:
+                    action = plan.send(self._send(action))
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
+
+    def _send(self, s: Send) -> Answer | Failure:
+        req = s.request
+        if s.stream:
+            timeout = self._watch_timeout
+        elif s.timeout is None:
+            timeout = self._default_timeout
+        elif s.timeout < 0:
+            timeout = self._forever
+        else:
+            timeout = _timeout(s.timeout)
+        try:
+            if s.stream:
+                built = self._http.build_request(req.method, s.node + req.path, timeout=timeout)
+                r = self._http.send(built, stream=True)
+                if r.status_code == 200:
+                    return Answer(200, None, b"", r)
+                try:
+                    r.read()
+                finally:
+                    r.close()
+            else:
+                r = self._http.request(
+                    req.method, s.node + req.path, content=req.body, timeout=timeout
+                )
+        except _CONNECT_ERRORS:
+            return Failure.CONNECT
+        except _NOT_SENT_ERRORS:
+            return Failure.NOT_SENT
+        except httpx.TimeoutException:
+            return Failure.TIMEOUT
+        except httpx.TransportError:
+            return Failure.BROKEN
+        return Answer(r.status_code, r.headers.get("location"), r.content)
+
+    def close(self) -> None:
+        """Closes the connection pool. Handles still open stop working."""
+        self._http.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- sessions, checkouts, watches
+
+    def session(
+        self, name: str | None = None, ttl: float = 30.0, *, deadlock_priority: int = 0
+    ) -> Session:
+        """Opens a session kept alive every ttl/3 on a background thread. Raises
+        Unreachable or LeaseholdError. Close it (or use ``with``) to end it."""
+        doc = self._run(_core.open_session(self._nodes, self._io, name, ttl, deadlock_priority))
+        return Session(self, doc, ttl)
+
+    def checkout(
+        self, ns: str, key: str, *, owner: str, ttl: float = 300.0, token: str | None = None
+    ) -> Checkout:
+        """Checks ``key`` out (a visible lock with an expiry), renewed every ttl/3 with its
+        token (generated unless given). Raises Locked when someone else holds it."""
+        token = token or uuid.uuid4().hex
+        doc = self._run(_core.checkout(self._nodes, self._io, ns, key, owner, ttl, token))
+        return Checkout(self, ns, key, owner, ttl, token, doc)
+
+    def watch(self, ns: str | None) -> Watch:
+        """Streams the events of ``ns`` (None: every namespace). Iterate it; close it
+        (or use ``with``) to stop. A stream silent for 45 s raises Unreachable."""
+        return Watch(self, ns)
+
+    # -- records
+
+    def put(self, ns: str, key: str, body: str, *, fence: int | None = None) -> int:
+        """Creates a record; answers its version (1). Raises Exists, StaleFence."""
+        doc = self._run(_core.put(self._nodes, self._io, ns, key, body, fence))
+        return int(doc["version"])
+
+    def get(self, ns: str, key: str) -> _core.Record:
+        """Reads a record. Raises NotFound."""
+        doc = self._run(_core.get(self._nodes, self._io, f"/v1/records/{seg(ns)}/{seg(key)}"))
+        return _core.Record.from_json(doc)
+
+    def save(
+        self,
+        ns: str,
+        key: str,
+        body: str,
+        *,
+        fence: int | None = None,
+        token: str | None = None,
+        owner: str | None = None,
+        if_version: int | None = None,
+    ) -> int:
+        """Saves a record with a proof (a lock's ``fence``, a checkout's ``token`` or
+        ``owner``); answers the new version. Raises StaleFence, Refused, NotFound."""
+        doc = self._run(
+            _core.save(self._nodes, self._io, ns, key, body, fence, token, owner, if_version)
+        )
+        return int(doc["version"])
+
+    def delete(
+        self,
+        ns: str,
+        key: str,
+        *,
+        fence: int | None = None,
+        token: str | None = None,
+        owner: str | None = None,
+    ) -> None:
+        """Deletes a record with a proof, as ``save``."""
+        self._run(_core.delete(self._nodes, self._io, ns, key, fence, token, owner))
+
+    def records(
+        self,
+        ns: str,
+        *,
+        state: str | None = None,
+        prefix: str | None = None,
+        after: str | None = None,
+        limit: int | None = None,
+    ) -> tuple[list[_core.Record], str | None]:
+        """One page of records (without bodies) and the key to pass as ``after`` next."""
+        doc = self._run(
+            _core.get(self._nodes, self._io, _core.records_path(ns, state, prefix, after, limit))
+        )
+        return [_core.Record.from_json(r) for r in doc.get("records", [])], doc.get("next")
+
+    def break_checkout(self, ns: str, key: str) -> bool:
+        """The administrator's forced release of a checkout; True when one was broken."""
+        doc = self._run(
+            _core.post(self._nodes, self._io, f"/v1/records/{seg(ns)}/{seg(key)}/break", None)
+        )
+        return bool(doc.get("broken"))
+
+    # -- listings and operating
+
+    def locks(self, ns: str) -> list[Json]:
+        """The application locks of ``ns`` (holders and waiters), as the API lists them."""
+        return list(self._run(_core.get(self._nodes, self._io, f"/v1/applocks/{seg(ns)}"))["locks"])
+
+    def semaphores(self, ns: str) -> list[Json]:
+        """The semaphores in use in ``ns``."""
+        return list(
+            self._run(_core.get(self._nodes, self._io, f"/v1/semaphores/{seg(ns)}"))["semaphores"]
+        )
+
+    def sessions(self) -> list[Json]:
+        """The caller's sessions (every session for a token over every namespace)."""
+        return list(self._run(_core.get(self._nodes, self._io, "/v1/sessions"))["sessions"])
+
+    def end_session(self, session_id: str) -> None:
+        """Ends any session by id (an administrator's override for someone else's)."""
+        self._run(_core.end_session(self._nodes, self._io, session_id))
+
+    def healthy(self, timeout: float = 0.0) -> bool:
+        """Whether some node answers /healthz 200 (it leads), asking until ``timeout``."""
+        return self._run(_core.wait_healthy(self._nodes, time.monotonic() + max(timeout, 0.5)))
+
+    def request(
+        self, method: str, path: str, body: Json | None = None, ok: tuple[int, ...] = (200, 201)
+    ) -> Json:
+        """Any API call through the leader finding (sent once unless it is a GET): the
+        parsed answer, or the API's error raised. For calls this client has no method for."""
+        retry = _core.Retry.IDEMPOTENT if method == "GET" else _core.Retry.WRITE
+        payload = _core.body(body) if body is not None else None
+        return self._run(
+            _core.expect(self._nodes, _core.Request(method, path, payload, retry), self._io, ok)
+        )
+
+
+class _Held:
+    """Counts the session's handles on each lock or semaphore (ride-through needs it)."""
+
+    def __init__(self) -> None:
+        self.counts: dict[tuple[str, str, str, str], int] = {}
+
+    def holds(self, key: tuple[str, str, str, str]) -> bool:
+        return self.counts.get(key, 0) > 0
+
+    def add(self, key: tuple[str, str, str, str], delta: int) -> None:
+        self.counts[key] = self.counts.get(key, 0) + delta
+
+
+class Session:
+    """A session kept alive on a background thread. ``lost`` is set once when the server
+    no longer knows it (every lock and slot taken through it is lost then too);
+    ``locks_lost`` once when a restart of a ``"locks":"memory"`` namespace took its locks
+    there. Handles belong to one thread; the events may be waited on from any."""
+
+    def __init__(self, client: Client, doc: Json, ttl: float) -> None:
+        self._client = client
+        self.id: str = str(doc["id"])
+        self.name: str | None = doc.get("name")
+        self.ttl = ttl
+        self.lost = threading.Event()
+        self.locks_lost = threading.Event()
+        self._mutex = threading.Lock()
+        self._handles: set[Lock | Slot] = set()
+        self._held = _Held()
+        self._stop = threading.Event()
+        self._closed = False
+        self._thread = threading.Thread(
+            target=self._keep_alive, daemon=True, name=f"leasehold-keepalive-{self.id}"
+        )
+        self._thread.start()
+
+    def _keep_alive(self) -> None:
+        period = self.ttl / 3
+        give_up = _core.renewal_give_up(self.ttl)
+        c = self._client
+        while not self._stop.wait(period):
+            try:
+                verdict = c._run(_core.keepalive(c._nodes, c._io, self.id, give_up))
+            except Exception:  # a closed pool: nothing to keep alive any more
+                return
+            if verdict is _core.Verdict.LOST:
+                self._mark_lost()
+                return
+            if verdict is _core.Verdict.LOCKS_LOST:
+                self.locks_lost.set()
+
+    def _mark_lost(self) -> None:
+        with self._mutex:
+            if self.lost.is_set():
+                return
+            self.lost.set()
+            handles = list(self._handles)
+        for h in handles:
+            h.lost.set()
+
+    def _check(self) -> None:
+        if self.lost.is_set() or self._closed:
+            raise _core.make_error(
+                SessionLost, "session_not_found", f"session {self.id} is lost or closed", 0
+            )
+
+    def _acquire(self, target: _core.Target, timeout: float | None, limit: int = 0) -> _core.Grant:
+        self._check()
+        key = (
+            target.ns,
+            target.principal.lower(),
+            target.name,
+            "lock" if target.mode is not None else "semaphore",
+        )
+        c = self._client
+        try:
+            return c._run(
+                _core.acquire(c._nodes, c._io, target, timeout, self._held.holds(key), limit)
+            )
+        except LeaseholdError as e:
+            if e.code == "session_not_found":
+                self._mark_lost()
+            raise
+
+    def _register(self, handle: Lock | Slot, key: tuple[str, str, str, str]) -> None:
+        with self._mutex:
+            self._handles.add(handle)
+            self._held.add(key, 1)
+            lost = self.lost.is_set()
+        if lost:
+            handle.lost.set()
+
+    def _unregister(self, handle: Lock | Slot, key: tuple[str, str, str, str]) -> None:
+        with self._mutex:
+            self._handles.discard(handle)
+            self._held.add(key, -1)
+
+    def lock(
+        self,
+        ns: str,
+        resource: str,
+        *,
+        mode: str = "Exclusive",
+        timeout: float | None = None,
+        principal: str = "public",
+    ) -> Lock:
+        """Takes an application lock owned by the session, waiting up to ``timeout`` s
+        (None: as long as it takes; 0: never). Answers the held Lock (a context manager
+        that releases it). Raises LockTimeout, Deadlock, LockCancelled, SessionLost,
+        Unreachable; a wait broken by a restart or failover is ridden through."""
+        grant = self._acquire(_core.Target(ns, self.id, resource, principal, mode), timeout)
+        lock = Lock(self, ns, resource, principal, grant)
+        self._register(lock, lock._key)
+        return lock
+
+    def semaphore(
+        self,
+        ns: str,
+        name: str,
+        *,
+        limit: int,
+        permits: int = 1,
+        timeout: float | None = None,
+        principal: str = "public",
+    ) -> Slot:
+        """Takes ``permits`` of the semaphore ``name`` of ``limit`` permits, as ``lock``."""
+        target = _core.Target(ns, self.id, name, principal, None, permits)
+        grant = self._acquire(target, timeout, limit)
+        slot = Slot(self, ns, name, principal, grant, permits)
+        self._register(slot, slot._key)
+        return slot
+
+    def close(self) -> None:
+        """Ends the session (its locks are released by the server); best effort."""
+        with contextlib.suppress(LeaseholdError):
+            self.end()
+
+    def end(self) -> None:
+        """Ends the session; raises what the server answered (SessionLost when gone)."""
+        if self._closed:
+            return
+        self._closed = True
+        self._stop.set()
+        if self._thread is not threading.current_thread():
+            self._thread.join(timeout=5)
+        with self._mutex:
+            self._handles.clear()
+        c = self._client
+        c._run(_core.end_session(c._nodes, c._io, self.id))
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class Lock:
+    """A held application lock: ``fence``, ``mode`` (combined), ``count``, ``waited``;
+    ``lost`` is set once when its session is lost. A context manager that releases it."""
+
+    def __init__(
+        self, session: Session, ns: str, resource: str, principal: str, grant: _core.Grant
+    ) -> None:
+        self.session = session
+        self.ns, self.resource, self.principal = ns, resource, principal
+        self.fence, self.mode, self.count, self.waited = (
+            grant.fence,
+            grant.mode,
+            grant.count,
+            grant.waited,
+        )
+        self.lost = threading.Event()
+        self._key = (ns, principal.lower(), resource, "lock")
+        self._released = False
+
+    def release(self) -> None:
+        """Releases the lock (once; later calls do nothing). Raises what the server
+        answered (SessionLost when the session is gone)."""
+        if self._released:
+            return
+        self._released = True
+        self.session._unregister(self, self._key)
+        c = self.session._client
+        c._run(
+            _core.release_lock(
+                c._nodes, c._io, self.ns, self.session.id, self.resource, self.principal
+            )
+        )
+
+    def __enter__(self) -> Lock:
+        return self
+
+    def __exit__(
+        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        try:
+            self.release()
+        except LeaseholdError:
+            if et is None and not self.lost.is_set():
+                raise
+
+
+class Slot:
+    """Permits held of a semaphore: ``fence``, ``permits`` (this handle's), ``waited``,
+    ``lost``. A context manager that gives them back."""
+
+    def __init__(
+        self, session: Session, ns: str, name: str, principal: str, grant: _core.Grant, permits: int
+    ) -> None:
+        self.session = session
+        self.ns, self.name, self.principal = ns, name, principal
+        self.fence, self.permits, self.waited = grant.fence, permits, grant.waited
+        self.lost = threading.Event()
+        self._key = (ns, principal.lower(), name, "semaphore")
+        self._released = False
+
+    def release(self) -> None:
+        """Gives this handle's permits back (once)."""
+        if self._released:
+            return
+        self._released = True
+        self.session._unregister(self, self._key)
+        c = self.session._client
+        c._run(
+            _core.release_semaphore(
+                c._nodes, c._io, self.ns, self.session.id, self.name, self.permits, self.principal
+            )
+        )
+
+    def __enter__(self) -> Slot:
+        return self
+
+    def __exit__(
+        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        try:
+            self.release()
+        except LeaseholdError:
+            if et is None and not self.lost.is_set():
+                raise
+
+
+class Checkout:
+    """A checkout renewed every ttl/3 on a background thread: ``token``, ``fence``,
+    ``expires_at``; ``lost`` is set once when a renewal is refused or granted as a new
+    lease. A context manager that checks it in."""
+
+    def __init__(
+        self, client: Client, ns: str, key: str, owner: str, ttl: float, token: str, doc: Json
+    ) -> None:
+        self._client = client
+        self.ns, self.key, self.owner, self.ttl, self.token = ns, key, owner, ttl, token
+        self.fence: int = int(doc.get("fence", 0))
+        self.expires_at: str | None = doc.get("expires_at")
+        self.lost = threading.Event()
+        self._stop = threading.Event()
+        self._done = False
+        self._thread = threading.Thread(
+            target=self._renew, daemon=True, name=f"leasehold-checkout-{ns}/{key}"
+        )
+        self._thread.start()
+
+    def _renew(self) -> None:
+        c = self._client
+        while not self._stop.wait(self.ttl / 3):
+            try:
+                verdict = c._run(
+                    _core.renew(
+                        c._nodes, c._io, self.ns, self.key, self.owner, self.ttl, self.token
+                    )
+                )
+            except Exception:
+                return
+            if self._stop.is_set():
+                return
+            if verdict is _core.Verdict.LOST:
+                self.lost.set()
+                return
+
+    def _check(self) -> None:
+        if self.lost.is_set():
+            raise _core.make_error(Lost, "lost", f"the checkout of {self.key} was lost", 0)
+
+    def save(self, body: str, *, if_version: int | None = None) -> int:
+        """Saves the record under this lease; answers the new version. Raises Lost after
+        the lease was lost, Refused (expired, version_mismatch), NotFound."""
+        self._check()
+        c = self._client
+        doc = c._run(
+            _core.save(c._nodes, c._io, self.ns, self.key, body, None, self.token, None, if_version)
+        )
+        return int(doc["version"])
+
+    def checkin(self) -> None:
+        """Checks the key in (once). Raises Lost when the lease was lost meanwhile."""
+        if self._done:
+            return
+        self._done = True
+        self._stop.set()
+        if self._thread is not threading.current_thread():
+            self._thread.join(timeout=5)
+        self._check()
+        c = self._client
+        c._run(_core.checkin(c._nodes, c._io, self.ns, self.key, self.token))
+
+    def __enter__(self) -> Checkout:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        with contextlib.suppress(LeaseholdError):
+            self.checkin()
+
+
+class Watch:
+    """The event stream of a namespace: iterate it for ``Event``s; ``close()`` stops it
+    (also from another thread). Iteration raises Unreachable when the stream breaks or
+    stays silent for 45 s, and stops when it ends or is closed."""
+
+    def __init__(self, client: Client, ns: str | None) -> None:
+        req = _core.Request("GET", _core.events_path(ns), None, _core.Retry.IDEMPOTENT)
+        answer = client._run(_core.call(client._nodes, req, client._io, stream=True))
+        if answer.stream is None:
+            raise _core.error_from_answer(answer.status, _core.loads(answer.body))
+        self._response: httpx.Response = answer.stream
+        self._chunks: Iterator[bytes] = self._response.iter_raw()
+        self._parser = _core.SseParser()
+        self._pending: deque[_core.Event] = deque()
+        self._closed = False
+
+    def __iter__(self) -> Watch:
+        return self
+
+    def __next__(self) -> _core.Event:
+        while not self._pending:
+            if self._closed:
+                raise StopIteration
+            try:
+                chunk = next(self._chunks)
+            except StopIteration:
+                self._closed = True
+                raise
+            except httpx.TimeoutException:
+                self._fail()
+                raise _core.unreachable("the event stream was silent for too long") from None
+            except (httpx.HTTPError, httpx.StreamError, OSError, RuntimeError):
+                if self._closed:
+                    raise StopIteration from None
+                self._fail()
+                raise _core.unreachable("the event stream broke") from None
+            self._pending.extend(self._parser.feed(chunk))
+        return self._pending.popleft()
+
+    def _fail(self) -> None:
+        self._closed = True
+        self._response.close()
+
+    def close(self) -> None:
+        """Stops the stream."""
+        self._closed = True
+        self._response.close()
+
+    def __enter__(self) -> Watch:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
