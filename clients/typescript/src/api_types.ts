@@ -10,8 +10,10 @@ export type RequestOf<K extends keyof operations> =
   NonNullable<operations[K]["requestBody"]> extends { content: { "application/json": infer B } } ? B : never;
 
 /** The JSON answer of operation `K` with status `S`. */
-export type AnswerOf<K extends keyof operations, S extends keyof operations[K]["responses"]> =
-  operations[K]["responses"][S] extends { content: { "application/json": infer A } } ? A : never;
+export type AnswerOf<
+  K extends keyof operations,
+  S extends keyof operations[K]["responses"],
+> = operations[K]["responses"][S] extends { content: { "application/json": infer A } } ? A : never;
 
 /** A lock mode one may ask for. */
 export type LockMode = Schemas["LockMode"];

@@ -58,12 +58,22 @@ export function keepalive(t: Transport, id: string, timeoutMs: number): Promise<
 }
 
 export async function endSession(t: Transport, id: string): Promise<void> {
-  const a = await t.request({ method: "DELETE", path: `/v1/sessions/${seg(id)}`, retry: "refused", timeoutMs: t.ioTimeoutMs });
+  const a = await t.request({
+    method: "DELETE",
+    path: `/v1/sessions/${seg(id)}`,
+    retry: "refused",
+    timeoutMs: t.ioTimeoutMs,
+  });
   expect(a, 204, 200);
 }
 
 export async function cancelWait(t: Transport, id: string): Promise<boolean> {
-  const a = await t.request({ method: "POST", path: `/v1/sessions/${seg(id)}/cancel`, retry: "idempotent", timeoutMs: t.ioTimeoutMs });
+  const a = await t.request({
+    method: "POST",
+    path: `/v1/sessions/${seg(id)}/cancel`,
+    retry: "idempotent",
+    timeoutMs: t.ioTimeoutMs,
+  });
   return expect<AnswerOf<"cancelSessionWait", 200>>(a, 200).cancelled;
 }
 
@@ -104,7 +114,12 @@ export async function releaseLock(t: Transport, ns: string, request: RequestOf<"
 }
 
 export async function listLocks(t: Transport, ns: string): Promise<LockEntry[]> {
-  const a = await t.request({ method: "GET", path: `/v1/applocks/${seg(ns)}`, retry: "idempotent", timeoutMs: t.ioTimeoutMs });
+  const a = await t.request({
+    method: "GET",
+    path: `/v1/applocks/${seg(ns)}`,
+    retry: "idempotent",
+    timeoutMs: t.ioTimeoutMs,
+  });
   return expect<AnswerOf<"listLocks", 200>>(a, 200).locks;
 }
 
@@ -163,7 +178,12 @@ export async function getSemaphore(
 }
 
 export async function listSemaphores(t: Transport, ns: string): Promise<SemaphoreEntry[]> {
-  const a = await t.request({ method: "GET", path: `/v1/semaphores/${seg(ns)}`, retry: "idempotent", timeoutMs: t.ioTimeoutMs });
+  const a = await t.request({
+    method: "GET",
+    path: `/v1/semaphores/${seg(ns)}`,
+    retry: "idempotent",
+    timeoutMs: t.ioTimeoutMs,
+  });
   return expect<AnswerOf<"listSemaphores", 200>>(a, 200).semaphores;
 }
 
@@ -196,7 +216,8 @@ export async function checkout(
 function leaseRefusal(body: unknown): LeaseholdError {
   const reason = (body as { reason?: string } | undefined)?.reason ?? "not_owner";
   if (reason === "expired") return new LostError("the lease expired", 423);
-  if (reason === "not_owner") return new LockedError(null, null, "refused: the caller does not hold the lease (not_owner)");
+  if (reason === "not_owner")
+    return new LockedError(null, null, "refused: the caller does not hold the lease (not_owner)");
   return new LeaseholdError(`refused: ${reason}`, { code: reason, status: 423 });
 }
 
@@ -228,7 +249,12 @@ function written(a: Answer, ok: number): WriteResult {
   return { version: body.version, staged: false };
 }
 
-export async function saveRecord(t: Transport, ns: string, key: string, request: RequestOf<"saveRecord">): Promise<WriteResult> {
+export async function saveRecord(
+  t: Transport,
+  ns: string,
+  key: string,
+  request: RequestOf<"saveRecord">,
+): Promise<WriteResult> {
   const a = await t.request({
     method: "POST",
     path: `/v1/records/${seg(ns)}/${seg(key)}/save`,
@@ -239,7 +265,12 @@ export async function saveRecord(t: Transport, ns: string, key: string, request:
   return written(a, 200);
 }
 
-export async function insertRecord(t: Transport, ns: string, key: string, request: RequestOf<"insertRecord">): Promise<WriteResult> {
+export async function insertRecord(
+  t: Transport,
+  ns: string,
+  key: string,
+  request: RequestOf<"insertRecord">,
+): Promise<WriteResult> {
   const a = await t.request({
     method: "PUT",
     path: `/v1/records/${seg(ns)}/${seg(key)}`,
@@ -250,7 +281,12 @@ export async function insertRecord(t: Transport, ns: string, key: string, reques
   return written(a, 201);
 }
 
-export async function deleteRecord(t: Transport, ns: string, key: string, request: RequestOf<"deleteRecord">): Promise<WriteResult> {
+export async function deleteRecord(
+  t: Transport,
+  ns: string,
+  key: string,
+  request: RequestOf<"deleteRecord">,
+): Promise<WriteResult> {
   const a = await t.request({
     method: "DELETE",
     path: `/v1/records/${seg(ns)}/${seg(key)}`,

@@ -46,7 +46,13 @@ export class Checkout implements AsyncDisposable {
   private checkedIn = false;
 
   /** @internal Use Client.checkout. */
-  constructor(transport: Transport, ns: string, key: string, options: Required<CheckoutOptions>, grant: Schemas["CheckoutGranted"]) {
+  constructor(
+    transport: Transport,
+    ns: string,
+    key: string,
+    options: Required<CheckoutOptions>,
+    grant: Schemas["CheckoutGranted"],
+  ) {
     this.transport = transport;
     this.ns = ns;
     this.key = key;

@@ -124,7 +124,12 @@ export class Client {
   }
 
   /** Inserts a record (PUT): its version (1). Throws `exists`, StaleFenceError, … */
-  put(ns: string, key: string, body: string, options: Pick<WriteOptions, "fence" | "session"> = {}): Promise<WriteResult> {
+  put(
+    ns: string,
+    key: string,
+    body: string,
+    options: Pick<WriteOptions, "fence" | "session"> = {},
+  ): Promise<WriteResult> {
     return insertRecord(this.transport, ns, key, { body, fence: options.fence, session: options.session });
   }
 
@@ -139,7 +144,12 @@ export class Client {
    * (someone holds the key), LostError (the lease expired),
    * VersionMismatchError, NotFoundError.
    */
-  save(ns: string, key: string, body: string, options: WriteOptions & { ifVersion?: number } = {}): Promise<WriteResult> {
+  save(
+    ns: string,
+    key: string,
+    body: string,
+    options: WriteOptions & { ifVersion?: number } = {},
+  ): Promise<WriteResult> {
     return saveRecord(this.transport, ns, key, {
       body,
       fence: options.fence,

@@ -100,7 +100,15 @@ export class Lock extends Held {
 
   constructor(
     owner: HandleOwner,
-    grant: { ns: string; resource: string; principal: string; mode: HeldMode; fence: number; count: number; waited: boolean },
+    grant: {
+      ns: string;
+      resource: string;
+      principal: string;
+      mode: HeldMode;
+      fence: number;
+      count: number;
+      waited: boolean;
+    },
   ) {
     super(owner, grant.ns, grant.principal, grant.fence, grant.waited);
     this.resource = grant.resource;
@@ -133,7 +141,15 @@ export class SemaphoreSlot extends Held {
 
   constructor(
     owner: HandleOwner,
-    grant: { ns: string; name: string; principal: string; limit: number; permits: number; fence: number; waited: boolean },
+    grant: {
+      ns: string;
+      name: string;
+      principal: string;
+      limit: number;
+      permits: number;
+      fence: number;
+      waited: boolean;
+    },
   ) {
     super(owner, grant.ns, grant.principal, grant.fence, grant.waited);
     this.name = grant.name;

@@ -132,9 +132,17 @@ export class Session implements HandleOwner, AsyncDisposable {
       const mine = entry?.granted.find((h) => h.session === this.id && h.owner === "Session");
       if (mine === undefined) return undefined;
       if (mine.mode !== mode) {
-        throw new UnreachableError(`${broke.message}; once served again the session holds ${resource} as ${mine.mode}, not as asked`);
+        throw new UnreachableError(
+          `${broke.message}; once served again the session holds ${resource} as ${mine.mode}, not as asked`,
+        );
       }
-      return { result: 1, status: "granted_after_wait", fence: mine.fence, mode: mine.mode, count: mine.count } as const;
+      return {
+        result: 1,
+        status: "granted_after_wait",
+        fence: mine.fence,
+        mode: mine.mode,
+        count: mine.count,
+      } as const;
     };
     let grant: Schemas["AcquireGranted"];
     try {
@@ -183,7 +191,9 @@ export class Session implements HandleOwner, AsyncDisposable {
       const mine = entry?.holders.find((h) => h.session === this.id && h.owner === "Session");
       if (mine === undefined) return undefined;
       if (mine.permits !== permits) {
-        throw new UnreachableError(`${broke.message}; once served again the session holds ${mine.permits} permits, not ${permits}`);
+        throw new UnreachableError(
+          `${broke.message}; once served again the session holds ${mine.permits} permits, not ${permits}`,
+        );
       }
       return { result: 1, status: "granted_after_wait", fence: mine.fence, permits: mine.permits } as const;
     };
@@ -274,7 +284,9 @@ export class Session implements HandleOwner, AsyncDisposable {
     try {
       const answer = await keepalive(this.transport, this.id, Math.max(Math.floor(this.ttlMs / 6), 1_000));
       if (answer.locks_lost && !this.locksLostController.signal.aborted) {
-        this.locksLostController.abort(new LeaseholdError("a restart took the session's memory locks", { code: "locks_lost" }));
+        this.locksLostController.abort(
+          new LeaseholdError("a restart took the session's memory locks", { code: "locks_lost" }),
+        );
       }
     } catch (error) {
       // session_not_found is the loss; anything else is retried next period.

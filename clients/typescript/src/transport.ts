@@ -3,7 +3,7 @@
 // passed over, and a request that may have reached a node sent again only
 // when that cannot do anything twice (docs/client.md, "Clusters").
 import { connect } from "node:net";
-import { errorFromAnswer, CancelledError, LeaseholdError, UnreachableError } from "./errors.js";
+import { CancelledError, errorFromAnswer, LeaseholdError, UnreachableError } from "./errors.js";
 
 /**
  * When a request may go to the next node after a failure:
@@ -237,7 +237,11 @@ export class Transport {
   /** Whether some node answers GET /healthz 200 now (it becomes the believed leader). */
   async healthy(): Promise<boolean> {
     for (const node of this.ordered()) {
-      const attempt = await this.attempt(node, { method: "GET", path: "/healthz", retry: "idempotent" }, Date.now() + 1_000);
+      const attempt = await this.attempt(
+        node,
+        { method: "GET", path: "/healthz", retry: "idempotent" },
+        Date.now() + 1_000,
+      );
       if (attempt.kind === "answer" && attempt.status === 200) {
         node.suspect = false;
         node.lastOkAt = Date.now();

@@ -127,7 +127,11 @@ function readWithin(
 }
 
 /** See Client.watch. */
-export async function* watchEvents(t: Transport, ns: string | undefined, options: WatchOptions = {}): AsyncGenerator<WatchEvent> {
+export async function* watchEvents(
+  t: Transport,
+  ns: string | undefined,
+  options: WatchOptions = {},
+): AsyncGenerator<WatchEvent> {
   const query = ns === undefined ? "" : `?ns=${encodeURIComponent(ns)}`;
   let answer: Awaited<ReturnType<Transport["request"]>>;
   try {

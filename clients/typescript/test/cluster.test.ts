@@ -43,10 +43,12 @@ async function fakeNode(behave: Behaviour): Promise<FakeNode> {
   return node;
 }
 
-const redirectTo = (target: () => string): Behaviour => (req, res) => {
-  res.writeHead(307, { location: target() + req.url, "content-type": "application/json" });
-  res.end(JSON.stringify({ leader: target(), message: "not the leader" }));
-};
+const redirectTo =
+  (target: () => string): Behaviour =>
+  (req, res) => {
+    res.writeHead(307, { location: target() + req.url, "content-type": "application/json" });
+    res.end(JSON.stringify({ leader: target(), message: "not the leader" }));
+  };
 const unavailable: Behaviour = (_req, res) => {
   res.writeHead(503, { "content-type": "application/json" });
   res.end(JSON.stringify({ error: { code: "unavailable", message: "no leader yet" } }));

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { setTimeout as sleep } from "node:timers/promises";
 import { after, before, test } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
 import { Client, LockedError, LostError } from "../src/index.js";
 import { aborted, TestServer } from "./helpers.js";
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { setTimeout as sleep } from "node:timers/promises";
 import { test } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
 import { Client, LockTimeoutError, UnreachableError } from "../src/index.js";
 import { aborted, eventually, TestServer } from "./helpers.js";
 
@@ -34,7 +34,11 @@ test("a lock wait rides through a restart and is granted once", async (t) => {
   await server.kill();
   await sleep(300);
   await server.launch();
-  await eventually(async () => (await client.locks("app")).some((l) => l.resource === "ride" && l.waiting.length > 0), 10_000, "the waiter to ask again");
+  await eventually(
+    async () => (await client.locks("app")).some((l) => l.resource === "ride" && l.waiting.length > 0),
+    10_000,
+    "the waiter to ask again",
+  );
   await held.release();
   const got = await waiting;
   assert.equal(got.waited, true);
@@ -64,13 +68,23 @@ test("a grant that reached the disk before the break is adopted, not taken twice
     delete process.env.LEASEHOLD_FAULT;
   }
   // The waiter asks again once the server answers; wait for it to queue, then release.
-  await eventually(async () => {
-    const r = await server.api("GET", "/v1/applocks/app").catch(() => undefined);
-    return r?.body?.locks?.some((l) => l.resource === "adopt" && l.waiting.length > 0);
-  }, 15_000, "the waiter to queue again");
+  await eventually(
+    async () => {
+      const r = await server.api("GET", "/v1/applocks/app").catch(() => undefined);
+      return r?.body?.locks?.some((l) => l.resource === "adopt" && l.waiting.length > 0);
+    },
+    15_000,
+    "the waiter to queue again",
+  );
   // The release's commit grants the waiter: the server dies before answering either.
-  await server.api("POST", "/v1/applocks/app/release", { session: holder.id, resource: "adopt", owner: "Session" }).catch(() => undefined);
-  await eventually(async () => server.proc.exitCode !== null || server.proc.signalCode !== null, 10_000, "the fault to fire");
+  await server
+    .api("POST", "/v1/applocks/app/release", { session: holder.id, resource: "adopt", owner: "Session" })
+    .catch(() => undefined);
+  await eventually(
+    async () => server.proc.exitCode !== null || server.proc.signalCode !== null,
+    10_000,
+    "the fault to fire",
+  );
   await server.launch();
   const got = await waiting;
   assert.equal(got.waited, true);

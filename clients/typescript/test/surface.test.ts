@@ -3,12 +3,12 @@ import { after, before, test } from "node:test";
 import {
   Client,
   DeadlockError,
+  LeaseholdError,
   LockedError,
   LockTimeoutError,
   NotFoundError,
   SessionLostError,
   StaleFenceError,
-  LeaseholdError,
 } from "../src/index.js";
 import { aborted, eventually, TestServer } from "./helpers.js";
 
@@ -35,7 +35,10 @@ test("a session's lock: fence, mode, release", async () => {
   await lk.release();
   assert.equal(lk.held, false);
   assert.equal(lk.signal.aborted, false, "a release is not a loss");
-  assert.equal((await client.locks("app")).find((l) => l.resource === "invoice:481"), undefined);
+  assert.equal(
+    (await client.locks("app")).find((l) => l.resource === "invoice:481"),
+    undefined,
+  );
 });
 
 test("a waiting lock is granted after the holder releases (waited = true)", async () => {
@@ -43,7 +46,9 @@ test("a waiting lock is granted after the holder releases (waited = true)", asyn
   await using b = await client.session("b");
   const held = await a.lock("app", "wait-me");
   const waiting = b.lock("app", "wait-me", { timeoutMs: 5_000 });
-  await eventually(async () => (await client.locks("app")).some((l) => l.resource === "wait-me" && l.waiting.length > 0));
+  await eventually(async () =>
+    (await client.locks("app")).some((l) => l.resource === "wait-me" && l.waiting.length > 0),
+  );
   await held.release();
   const got = await waiting;
   assert.equal(got.waited, true);
@@ -58,7 +63,10 @@ test("semaphore slots share a limit", async () => {
   assert.equal(one.permits, 1);
   assert.ok(two.fence > one.fence);
   await assert.rejects(a.semaphore("app", "provider", { limit: 2, timeoutMs: 100 }), LockTimeoutError);
-  await assert.rejects(b.semaphore("app", "provider", { limit: 3, timeoutMs: 0 }), (e: any) => e.code === "limit_mismatch");
+  await assert.rejects(
+    b.semaphore("app", "provider", { limit: 3, timeoutMs: 0 }),
+    (e: any) => e.code === "limit_mismatch",
+  );
   await one.release();
   await two.release();
   assert.equal(await client.semaphore("app", "provider"), undefined);
@@ -69,7 +77,10 @@ test("a lock not granted within its timeout is LockTimeoutError", async () => {
   await using b = await client.session("b");
   await a.lock("app", "busy");
   const started = Date.now();
-  await assert.rejects(b.lock("app", "busy", { timeoutMs: 200 }), (e: any) => e instanceof LockTimeoutError && e.code === "timeout");
+  await assert.rejects(
+    b.lock("app", "busy", { timeoutMs: 200 }),
+    (e: any) => e instanceof LockTimeoutError && e.code === "timeout",
+  );
   assert.ok(Date.now() - started >= 150);
 });
 
@@ -78,7 +89,11 @@ test("a deadlock victim gets DeadlockError with the cycle", async () => {
   await using b = await client.session("b");
   await a.lock("app", "A");
   await b.lock("app", "B");
-  const settle = (p: Promise<unknown>) => p.then((v) => v, (e) => e);
+  const settle = (p: Promise<unknown>) =>
+    p.then(
+      (v) => v,
+      (e) => e,
+    );
   const aWaits = settle(a.lock("app", "B", { timeoutMs: 5_000 }));
   await eventually(async () => (await client.locks("app")).some((l) => l.resource === "B" && l.waiting.length > 0));
   const bWaits = settle(b.lock("app", "A", { timeoutMs: 5_000 }));
@@ -98,7 +113,10 @@ test("a checkout held by another is LockedError; save and get", async () => {
   await using doc = await client.checkout("docs", "17", { owner: "Asha", ttlMs: 240_000 });
   assert.equal(typeof doc.token, "string");
   assert.ok(doc.fence > 0);
-  await assert.rejects(client.checkout("docs", "17", { owner: "Ben" }), (e: any) => e instanceof LockedError && e.lockedBy === "Asha");
+  await assert.rejects(
+    client.checkout("docs", "17", { owner: "Ben" }),
+    (e: any) => e instanceof LockedError && e.lockedBy === "Asha",
+  );
   const saved = await doc.save("text");
   assert.equal(saved.version, 2);
   const record = await client.get("docs", "17");
@@ -117,8 +135,14 @@ test("a fenced write with an older fence is StaleFenceError", async () => {
   await first.release();
   const second = await a.lock("billing", "invoice:1");
   await client.save("billing", "1", "paid", { fence: second.fence });
-  await assert.rejects(client.save("billing", "1", "late", { fence: first.fence }), (e: any) => e instanceof StaleFenceError && e.status === 409);
-  await assert.rejects(client.put("billing", "1", "again"), (e: any) => e instanceof LeaseholdError && e.code === "exists");
+  await assert.rejects(
+    client.save("billing", "1", "late", { fence: first.fence }),
+    (e: any) => e instanceof StaleFenceError && e.status === 409,
+  );
+  await assert.rejects(
+    client.put("billing", "1", "again"),
+    (e: any) => e instanceof LeaseholdError && e.code === "exists",
+  );
 });
 
 test("a session ended by an administrator is lost: its signal and its locks' signals abort once", async () => {
@@ -146,14 +170,22 @@ test("withLock releases on throw and never runs the body when the acquire fails"
     }),
     /boom/,
   );
-  assert.equal((await client.locks("app")).find((l) => l.resource === "nightly"), undefined);
+  assert.equal(
+    (await client.locks("app")).find((l) => l.resource === "nightly"),
+    undefined,
+  );
   await using holder = await client.session("holder");
   await holder.lock("app", "nightly");
   let ran = false;
   await assert.rejects(
-    client.withLock("app", "nightly", () => {
-      ran = true;
-    }, { timeoutMs: 100 }),
+    client.withLock(
+      "app",
+      "nightly",
+      () => {
+        ran = true;
+      },
+      { timeoutMs: 100 },
+    ),
     LockTimeoutError,
   );
   assert.equal(ran, false);
