@@ -1,7 +1,7 @@
 // The client: one per process (or per cluster), cheap to share. Every call
 // goes through one Transport, so the leader finding and the rules on what
 // is sent twice are the same for all of them.
-import type { LockEntry, LockMode, RecordInfo, SemaphoreEntry } from "./api_types.js";
+import type { ClaimedMessage, LockEntry, LockMode, RecordInfo, SemaphoreEntry } from "./api_types.js";
 import {
   checkout,
   createSession,
@@ -18,6 +18,7 @@ import {
 import { Checkout, type CheckoutOptions } from "./checkout.js";
 import { LeaseholdError } from "./errors.js";
 import { Session, type SessionOptions } from "./session.js";
+import { ackMessage, type ClaimOptions, claimMessages } from "./transaction.js";
 import { Transport } from "./transport.js";
 import { type WatchEvent, type WatchOptions, watchEvents } from "./watch.js";
 
@@ -191,6 +192,19 @@ export class Client {
    */
   endSession(id: string): Promise<void> {
     return endSession(this.transport, id);
+  }
+
+  /** Leases up to `max` pending messages of `topic` under one claim token. */
+  claim(ns: string, topic: string, options: ClaimOptions): Promise<ClaimedMessage[]> {
+    return claimMessages(this.transport, ns, topic, options);
+  }
+
+  /**
+   * Acks a claimed message once its effect is done. Throws LostError when
+   * the claim expired or was claimed again; a repeated ack is harmless.
+   */
+  ack(ns: string, topic: string, message: Pick<ClaimedMessage, "id" | "claim_token">): Promise<boolean> {
+    return ackMessage(this.transport, ns, topic, message.id, message.claim_token);
   }
 
   /** Whether some node answers /healthz 200 (the leader, in a cluster). */

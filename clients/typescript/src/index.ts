@@ -19,4 +19,10 @@ export {
 } from "./errors.js";
 export { Held, Lock, SemaphoreSlot } from "./handles.js";
 export { type LockOptions, type SemaphoreOptions, Session, type SessionOptions } from "./session.js";
+export {
+  type ClaimOptions,
+  type CommitResult,
+  type OperationState,
+  Transaction,
+} from "./transaction.js";
 export { SseParser, type WatchEvent, type WatchEventData, type WatchOptions } from "./watch.js";

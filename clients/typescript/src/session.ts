@@ -2,10 +2,20 @@
 // signalled once, and its locks and semaphore permits taken through handles
 // that ride through a restart of the server (docs/client.md).
 import type { LockMode, Schemas } from "./api_types.js";
-import { acquireOnce, acquireSemaphoreOnce, endSession, getSemaphore, keepalive, listLocks } from "./calls.js";
+import {
+  acquireOnce,
+  acquireSemaphoreOnce,
+  endSession,
+  expect,
+  getSemaphore,
+  keepalive,
+  listLocks,
+  seg,
+} from "./calls.js";
 import { LeaseholdError, SessionLostError, UnreachableError } from "./errors.js";
 import { type HandleOwner, type Held, Lock, lockKey, SemaphoreSlot, semaphoreKey } from "./handles.js";
 import { acrossBreaks, samePrincipal } from "./ride_through.js";
+import { Transaction } from "./transaction.js";
 import type { Transport } from "./transport.js";
 
 /** Options of Client.session. */
@@ -217,6 +227,26 @@ export class Session implements HandleOwner, AsyncDisposable {
         waited: grant.result === 1,
       }),
     );
+  }
+
+  /**
+   * Opens the session's transaction (one at a time: `transaction_open`).
+   * `await using` rolls it back unless committed.
+   */
+  async transaction(): Promise<Transaction> {
+    this.assertOpen();
+    try {
+      const a = await this.transport.request({
+        method: "POST",
+        path: `/v1/sessions/${seg(this.id)}/transaction`,
+        retry: "refused",
+        timeoutMs: this.transport.ioTimeoutMs,
+      });
+      const begun = expect<Schemas["Transaction"]>(a, 201);
+      return new Transaction(this.transport, this.id, begun.transaction);
+    } catch (error) {
+      throw this.sessionError(error);
+    }
   }
 
   /**
