@@ -9,7 +9,7 @@ binary=${LEASEHOLD_BINARY:?set LEASEHOLD_BINARY to a built leasehold executable}
 work=$(mktemp -d)
 server_pid=
 cleanup() {
-  [[ -n $server_pid ]] && kill -9 "$server_pid" 2>/dev/null || true
+  if [[ -n $server_pid ]]; then kill -9 "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null; fi || true
   rm -rf "$work"
 }
 trap cleanup EXIT
