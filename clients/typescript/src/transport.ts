@@ -1,0 +1,351 @@
+// One way to send a request to a server or a cluster: the node believed to
+// lead first, redirects followed by hand, nodes that cannot be connected to
+// passed over, and a request that may have reached a node sent again only
+// when that cannot do anything twice (docs/client.md, "Clusters").
+import { connect } from "node:net";
+import { CancelledError, errorFromAnswer, LeaseholdError, UnreachableError } from "./errors.js";
+
+/**
+ * When a request may go to the next node after a failure:
+ * - `idempotent`: after any failure (GET, keepalive, cancel, a checkout with its own token);
+ * - `refused`: only when it surely did not arrive (no connection) or the node answered 503;
+ * - `never`: lock requests; a 503 or a broken connection is thrown for the ride-through.
+ */
+export type Retry = "idempotent" | "refused" | "never";
+
+export interface Call {
+  method: "GET" | "POST" | "PUT" | "DELETE";
+  /** Path and query, segments already encoded. */
+  path: string;
+  body?: unknown;
+  retry: Retry;
+  /** The whole call's time in ms; undefined for none (a lock wait without limit). */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  /** Answer a 200 with its body unread (the event stream). */
+  stream?: boolean;
+}
+
+export interface Answer {
+  status: number;
+  body: unknown;
+  /** Only for `stream` calls answered 200. */
+  response?: Response;
+}
+
+/** A request whose connection broke after it may have been written. */
+export class BrokenRequestError extends UnreachableError {}
+
+const kConnectBudgetMs = 2_000;
+const kMaxNodes = 32;
+// A node that answered this recently is not probed before a request.
+const kTrustedForMs = 5_000;
+const kConnectErrorCodes = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EAI_AGAIN",
+  "EADDRNOTAVAIL",
+  "UND_ERR_CONNECT_TIMEOUT",
+]);
+
+interface Node {
+  origin: string;
+  host: string;
+  port: number;
+  suspect: boolean;
+  lastOkAt: number;
+}
+
+type Attempt =
+  | { kind: "notSent"; error: unknown }
+  | { kind: "timedOut" }
+  | { kind: "broken"; error: unknown }
+  | { kind: "answer"; status: number; body: unknown; location: string | null; response?: Response };
+
+/** Parses "http://a:1,http://b:2" into origins; throws LeaseholdError `bad_url`. */
+export function parseUrls(urls: string): string[] {
+  const origins: string[] = [];
+  for (const part of urls.split(",")) {
+    const text = part.trim();
+    if (text === "") continue;
+    let url: URL;
+    try {
+      url = new URL(text);
+    } catch {
+      throw new LeaseholdError(`not a URL: ${text}`, { code: "bad_url" });
+    }
+    if (url.protocol !== "http:" && url.protocol !== "https:") {
+      throw new LeaseholdError(`only http:// and https:// URLs: ${text}`, { code: "bad_url" });
+    }
+    if (!origins.includes(url.origin)) origins.push(url.origin);
+  }
+  if (origins.length === 0) throw new LeaseholdError("no URL given", { code: "bad_url" });
+  return origins;
+}
+
+function nodeOf(origin: string): Node {
+  const url = new URL(origin);
+  const port = url.port !== "" ? Number(url.port) : url.protocol === "https:" ? 443 : 80;
+  const host = url.hostname.replace(/^\[|\]$/g, "");
+  return { origin, host, port, suspect: false, lastOkAt: 0 };
+}
+
+/** Resolves after `ms`, or rejects with the signal's reason when it aborts first. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+function isConnectError(error: unknown): boolean {
+  const seen = new Set<unknown>();
+  let e: unknown = error;
+  while (e !== null && typeof e === "object" && !seen.has(e)) {
+    seen.add(e);
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === "string" && kConnectErrorCodes.has(code)) return true;
+    const errors = (e as { errors?: unknown }).errors;
+    if (Array.isArray(errors) && errors.length > 0 && errors.every(isConnectError)) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+function describe(error: unknown): string {
+  const cause = (error as { cause?: { code?: string; message?: string } } | undefined)?.cause;
+  return cause?.code ?? cause?.message ?? (error instanceof Error ? error.message : String(error));
+}
+
+/** Whether a TCP connection to the node opens within `ms`: a host that is down must not use up the call's time. */
+function canConnect(node: Node, ms: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: node.host, port: node.port });
+    const done = (ok: boolean) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(ok);
+    };
+    const timer = setTimeout(() => done(false), ms);
+    socket.once("connect", () => done(true));
+    socket.once("error", () => done(false));
+  });
+}
+
+/** The nodes of one client and the rules for asking them; shared by every handle of the client. */
+export class Transport {
+  private readonly nodes: Node[];
+  private leader: Node;
+  readonly ioTimeoutMs: number;
+  private readonly token: string | undefined;
+
+  constructor(urls: string, ioTimeoutMs: number, token?: string) {
+    this.nodes = parseUrls(urls).map(nodeOf);
+    this.leader = this.nodes[0] as Node;
+    this.ioTimeoutMs = ioTimeoutMs;
+    this.token = token;
+  }
+
+  /** The URLs known now (given and learned), the believed leader first. */
+  get urls(): string[] {
+    return this.ordered().map((n) => n.origin);
+  }
+
+  /**
+   * Sends `call` as docs/client.md, "Clusters", says. Resolves with any
+   * answer other than 307 and 503; throws UnreachableError when no node
+   * answered (or a non-idempotent request broke: BrokenRequestError), the
+   * 503's error after the deadline, CancelledError when `call.signal` aborts.
+   */
+  async request(call: Call): Promise<Answer> {
+    let deadline = call.timeoutMs === undefined ? undefined : Date.now() + call.timeoutMs;
+    let pause = 50;
+    for (;;) {
+      const visited = new Set<Node>();
+      const queue = this.ordered();
+      let answered = false;
+      let problem: LeaseholdError | undefined;
+      while (queue.length > 0) {
+        const node = queue.shift() as Node;
+        if (visited.has(node)) continue;
+        visited.add(node);
+        const attempt = await this.attempt(node, call, deadline);
+        if (attempt.kind === "notSent") {
+          node.suspect = true;
+          problem = new UnreachableError(`cannot connect to ${node.origin}: ${describe(attempt.error)}`, {
+            cause: attempt.error,
+          });
+          continue;
+        }
+        if (attempt.kind === "timedOut") {
+          node.suspect = true;
+          throw new UnreachableError(`no answer from ${node.origin} in time`, { code: "timeout" });
+        }
+        if (attempt.kind === "broken") {
+          node.suspect = true;
+          const message = `the connection to ${node.origin} broke: ${describe(attempt.error)}`;
+          if (call.retry !== "idempotent") throw new BrokenRequestError(message, { cause: attempt.error });
+          problem = new UnreachableError(message, { cause: attempt.error });
+          continue;
+        }
+        answered = true;
+        node.suspect = false;
+        node.lastOkAt = Date.now();
+        if (attempt.status === 307) {
+          const next = this.learn(attempt.location);
+          problem = new LeaseholdError(`${node.origin} redirects to ${attempt.location ?? "nowhere"}`, {
+            code: "unavailable",
+            status: 307,
+          });
+          if (next !== undefined && !visited.has(next)) {
+            this.leader = next;
+            queue.unshift(next);
+          }
+          continue;
+        }
+        if (attempt.status === 503) {
+          problem = errorFromAnswer(503, attempt.body);
+          if (call.retry === "never") throw problem;
+          continue;
+        }
+        this.leader = node;
+        return { status: attempt.status, body: attempt.body, response: attempt.response };
+      }
+      if (!answered) throw problem ?? new UnreachableError("no node to ask");
+      // A takeover is under way: ask again after a pause, until the deadline.
+      deadline ??= Date.now() + this.ioTimeoutMs;
+      if (Date.now() + pause >= deadline) throw problem ?? new UnreachableError("no leader");
+      try {
+        await sleep(pause, call.signal);
+      } catch (reason) {
+        throw new CancelledError("cancelled by the caller's signal", 0, reason);
+      }
+      pause = Math.min(pause * 2, 400);
+    }
+  }
+
+  /** Whether some node answers GET /healthz 200 now (it becomes the believed leader). */
+  async healthy(): Promise<boolean> {
+    for (const node of this.ordered()) {
+      const attempt = await this.attempt(
+        node,
+        { method: "GET", path: "/healthz", retry: "idempotent" },
+        Date.now() + 1_000,
+      );
+      if (attempt.kind === "answer" && attempt.status === 200) {
+        node.suspect = false;
+        node.lastOkAt = Date.now();
+        this.leader = node;
+        return true;
+      }
+      if (attempt.kind !== "answer") node.suspect = true;
+    }
+    return false;
+  }
+
+  /** The believed leader, then the other nodes in order, then those that failed us last. */
+  private ordered(): Node[] {
+    const rest = this.nodes.filter((n) => n !== this.leader);
+    const all = [this.leader, ...rest];
+    return [...all.filter((n) => !n.suspect), ...all.filter((n) => n.suspect)];
+  }
+
+  /** The node a redirect names, learned when new (up to 32); undefined when not http(s). */
+  private learn(location: string | null): Node | undefined {
+    if (location === null) return undefined;
+    let url: URL;
+    try {
+      url = new URL(location);
+    } catch {
+      return undefined;
+    }
+    if (url.protocol !== "http:" && url.protocol !== "https:") return undefined;
+    const known = this.nodes.find((n) => n.origin === url.origin);
+    if (known !== undefined) return known;
+    if (this.nodes.length >= kMaxNodes) return undefined;
+    const node = nodeOf(url.origin);
+    this.nodes.push(node);
+    return node;
+  }
+
+  private async attempt(node: Node, call: Call, deadline: number | undefined): Promise<Attempt> {
+    const left = deadline === undefined ? undefined : deadline - Date.now();
+    if (left !== undefined && left <= 0) return { kind: "timedOut" };
+    if (Date.now() - node.lastOkAt > kTrustedForMs || node.suspect) {
+      const budget = Math.min(kConnectBudgetMs, left ?? kConnectBudgetMs);
+      if (!(await canConnect(node, budget))) {
+        return { kind: "notSent", error: new Error(`no connection within ${budget} ms`) };
+      }
+    }
+    const controller = new AbortController();
+    const timer = left === undefined ? undefined : setTimeout(() => controller.abort(), left);
+    const onAbort = () => controller.abort();
+    call.signal?.addEventListener("abort", onAbort, { once: true });
+    const cleanup = () => {
+      clearTimeout(timer);
+      call.signal?.removeEventListener("abort", onAbort);
+    };
+    const headers: Record<string, string> = { accept: "application/json" };
+    if (this.token !== undefined) headers.authorization = `Bearer ${this.token}`;
+    if (call.body !== undefined) headers["content-type"] = "application/json";
+    let response: Response;
+    try {
+      response = await fetch(node.origin + call.path, {
+        method: call.method,
+        headers,
+        body: call.body === undefined ? undefined : JSON.stringify(call.body),
+        redirect: "manual",
+        signal: controller.signal,
+      });
+    } catch (error) {
+      cleanup();
+      return this.failed(error, call, controller);
+    }
+    if (call.stream === true && response.status === 200) {
+      cleanup();
+      if (call.signal?.aborted) throw new CancelledError("cancelled by the caller's signal", 0, call.signal.reason);
+      return { kind: "answer", status: 200, body: undefined, location: null, response };
+    }
+    let text: string;
+    try {
+      text = await response.text();
+    } catch (error) {
+      cleanup();
+      const failed = this.failed(error, call, controller);
+      // The status arrived: the request was read, so never "not sent".
+      return failed.kind === "notSent" ? { kind: "broken", error } : failed;
+    }
+    cleanup();
+    let body: unknown;
+    if (text !== "") {
+      try {
+        body = JSON.parse(text);
+      } catch {
+        if (response.status !== 307 && response.status !== 503) {
+          throw new LeaseholdError(`not JSON from ${node.origin}${call.path}: ${text.slice(0, 80)}`, {
+            code: "bad_response",
+            status: response.status,
+          });
+        }
+      }
+    }
+    return { kind: "answer", status: response.status, body, location: response.headers.get("location") };
+  }
+
+  private failed(error: unknown, call: Call, controller: AbortController): Attempt {
+    if (call.signal?.aborted) throw new CancelledError("cancelled by the caller's signal", 0, call.signal.reason);
+    if (controller.signal.aborted) return { kind: "timedOut" };
+    if (isConnectError(error)) return { kind: "notSent", error };
+    return { kind: "broken", error };
+  }
+}
