@@ -1,0 +1,1 @@
+"""The conformance harness: real servers, faults, a driver per client."""
