@@ -14,7 +14,7 @@ trap cleanup EXIT
 # The runtime pins, with hashes, from the dev lock file.
 .venv/bin/python - requirements-dev.lock > "$tmp/runtime.lock" <<'PY'
 import re, sys
-keep = {"httpx", "httpcore", "h11", "anyio", "idna", "certifi", "exceptiongroup",
+keep = {"httpx", "httpcore", "h11", "anyio", "idna", "certifi", "exceptiongroup", "sniffio",
         "typing-extensions"}
 block = []
 for line in open(sys.argv[1]).read().splitlines() + [""]:

@@ -107,9 +107,16 @@ class Contract:
             self.failures.append(f"{method} {template} {status}: {errors[0].message}")
 
     def hook(self, response: httpx.Response) -> None:
-        if "text/event-stream" in response.headers.get("content-type", ""):
-            return
-        response.read()
+        if not _is_stream(response):
+            response.read()
+            self.check_response(response)
+
+    async def ahook(self, response: httpx.Response) -> None:
+        if not _is_stream(response):
+            await response.aread()
+            self.check_response(response)
+
+    def check_response(self, response: httpx.Response) -> None:
         req = response.request
         self.check(
             req.method,
@@ -119,18 +126,9 @@ class Contract:
             response.content,
         )
 
-    async def ahook(self, response: httpx.Response) -> None:
-        if "text/event-stream" in response.headers.get("content-type", ""):
-            return
-        await response.aread()
-        req = response.request
-        self.check(
-            req.method,
-            req.url.path,
-            response.status_code,
-            response.headers.get("content-type", ""),
-            response.content,
-        )
+
+def _is_stream(response: httpx.Response) -> bool:
+    return "text/event-stream" in response.headers.get("content-type", "")
 
 
 _CONTRACT = Contract()

@@ -15,13 +15,14 @@ import contextlib
 import json
 import sys
 import threading
-from collections.abc import Generator
-from typing import Any
+from collections.abc import Coroutine, Generator
+from typing import Any, TypeVar
 
 import leasehold
 from leasehold import _core
 
 Json = dict[str, Any]
+T = TypeVar("T")
 
 # Kinds by exception class, most specific first.
 KINDS: list[tuple[type[leasehold.LeaseholdError], str]] = [
@@ -145,16 +146,34 @@ def apply_mutant(name: str) -> None:
         raise SystemExit(f"unknown mutant {name!r}")
 
 
-# ---------------------------------------------------------------- sync
+# ---------------------------------------------------------------- ops
 
 
-class SyncDriver:
+class Driver:
+    """The ops, written once for both clients: ``await self.done(x)`` is ``x`` itself on
+    the blocking client, ``x`` awaited on the asyncio one."""
+
     def __init__(self, out: Output) -> None:
         self.out = out
-        self.client: leasehold.Client | None = None
+        self.client: Any = None
         self.handles: dict[str, Any] = {}
 
-    def c(self) -> leasehold.Client:
+    async def done(self, x: Any) -> Any:
+        raise NotImplementedError
+
+    def new_client(self, url: str, io_timeout: float) -> Any:
+        raise NotImplementedError
+
+    def signal(self, event: Any, kind: str, of: str) -> None:
+        raise NotImplementedError
+
+    def pump_in_background(self, w: Any, name: str) -> None:
+        raise NotImplementedError
+
+    async def stop_watch(self, w: Any) -> None:
+        raise NotImplementedError
+
+    def c(self) -> Any:
         if self.client is None:
             raise DriverError("no client op yet")
         return self.client
@@ -165,68 +184,84 @@ class SyncDriver:
             raise DriverError(f"unknown handle {name!r}")
         return self.handles[name]
 
-    def signal(self, event: threading.Event, kind: str, of: str) -> None:
-        def wait() -> None:
-            event.wait()
-            self.out.write({"event": kind, "of": of})
+    def parse(self, line: str) -> Json | None:
+        """The request on ``line``; None for a blank line or a bad one (answered here)."""
+        if not line.strip():
+            return None
+        try:
+            req: Json = json.loads(line)
+        except ValueError as e:
+            self.out.write({"id": None, "error": {"kind": "driver", "message": str(e)}})
+            return None
+        return req
 
-        threading.Thread(target=wait, daemon=True).start()
+    def watched(self, name: str, event: leasehold.Event) -> None:
+        self.out.write({"event": "watch", "of": name, "type": event.type, "data": event.data})
 
-    def handle(self, req: Json) -> Json:
+    def watch_ended(self, name: str, e: Exception | None) -> None:
+        self.out.write({"event": "watch_end", "of": name, "error": error_json(e) if e else None})
+
+    async def handle(self, req: Json) -> Json:
         op = req.get("op")
         if op == "client":
             io = req.get("io_timeout_ms")
-            self.client = leasehold.Client(req["url"], io_timeout=io / 1000 if io else 30.0)
+            self.client = self.new_client(req["url"], io / 1000 if io else 30.0)
             return {}
         if op == "session":
-            s = self.c().session(req.get("name"), ttl=req["ttl_ms"] / 1000)
+            s = await self.done(self.c().session(req.get("name"), ttl=req["ttl_ms"] / 1000))
             self.handles[req["as"]] = s
             self.signal(s.lost, "lost", req["as"])
             self.signal(s.locks_lost, "locks_lost", req["as"])
             return {"session": s.id}
         if op == "end_session":
-            self.h(req, "session").end()
+            await self.done(self.h(req, "session").end())
             return {}
         if op == "lock":
-            lk = self.h(req, "session").lock(
-                req["ns"],
-                req["resource"],
-                mode=req["mode"],
-                timeout=seconds(req.get("timeout_ms", -1)),
+            lk = await self.done(
+                self.h(req, "session").lock(
+                    req["ns"],
+                    req["resource"],
+                    mode=req["mode"],
+                    timeout=seconds(req.get("timeout_ms", -1)),
+                )
             )
             self.handles[req["as"]] = lk
             self.signal(lk.lost, "lost", req["as"])
             return {"fence": lk.fence, "mode": lk.mode, "waited": lk.waited}
         if op == "semaphore":
-            slot = self.h(req, "session").semaphore(
-                req["ns"],
-                req["name"],
-                limit=req["limit"],
-                permits=req.get("permits", 1),
-                timeout=seconds(req.get("timeout_ms", -1)),
+            slot = await self.done(
+                self.h(req, "session").semaphore(
+                    req["ns"],
+                    req["name"],
+                    limit=req["limit"],
+                    permits=req.get("permits", 1),
+                    timeout=seconds(req.get("timeout_ms", -1)),
+                )
             )
             self.handles[req["as"]] = slot
             self.signal(slot.lost, "lost", req["as"])
             return {"fence": slot.fence, "permits": slot.permits, "waited": slot.waited}
         if op == "release":
-            self.h(req, "handle").release()
+            await self.done(self.h(req, "handle").release())
             return {}
         if op == "checkout":
-            doc = self.c().checkout(
-                req["ns"], req["key"], owner=req["owner"], ttl=req["ttl_ms"] / 1000
+            doc = await self.done(
+                self.c().checkout(
+                    req["ns"], req["key"], owner=req["owner"], ttl=req["ttl_ms"] / 1000
+                )
             )
             self.handles[req["as"]] = doc
             self.signal(doc.lost, "lost", req["as"])
             return {"token": doc.token, "fence": doc.fence}
         if op == "save":
-            return {"version": self.h(req, "handle").save(req["body"])}
+            return {"version": await self.done(self.h(req, "handle").save(req["body"]))}
         if op == "checkin":
-            self.h(req, "handle").checkin()
+            await self.done(self.h(req, "handle").checkin())
             return {}
         if op == "put":
-            return {"version": self.c().put(req["ns"], req["key"], req["body"])}
+            return {"version": await self.done(self.c().put(req["ns"], req["key"], req["body"]))}
         if op == "get":
-            r = self.c().get(req["ns"], req["key"])
+            r = await self.done(self.c().get(req["ns"], req["key"]))
             return {
                 "body": r.body,
                 "version": r.version,
@@ -234,33 +269,64 @@ class SyncDriver:
                 "state": r.state,
             }
         if op == "fenced_save":
-            return {
-                "version": self.c().save(req["ns"], req["key"], req["body"], fence=req["fence"])
-            }
+            saved = self.c().save(req["ns"], req["key"], req["body"], fence=req["fence"])
+            return {"version": await self.done(saved)}
         if op == "watch":
-            w = self.c().watch(req["ns"])
+            w = await self.done(self.c().watch(req["ns"]))
             self.handles[req["as"]] = w
-            threading.Thread(target=self.pump, args=(w, req["as"]), daemon=True).start()
+            self.pump_in_background(w, req["as"])
             return {}
         if op == "stop_watch":
-            self.h(req, "handle").close()
+            await self.stop_watch(self.h(req, "handle"))
             return {}
         raise DriverError(f"unknown op {op!r}")
 
+
+def finish(coro: Coroutine[Any, Any, T]) -> T:
+    """Runs a coroutine that never suspends (the ops on the blocking client) to its end."""
+    try:
+        coro.send(None)
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
+    coro.close()
+    raise RuntimeError("an op on the blocking client suspended")
+
+
+# ---------------------------------------------------------------- sync
+
+
+class SyncDriver(Driver):
+    async def done(self, x: Any) -> Any:
+        return x
+
+    def new_client(self, url: str, io_timeout: float) -> leasehold.Client:
+        return leasehold.Client(url, io_timeout=io_timeout)
+
+    def signal(self, event: threading.Event, kind: str, of: str) -> None:
+        def wait() -> None:
+            event.wait()
+            self.out.write({"event": kind, "of": of})
+
+        threading.Thread(target=wait, daemon=True).start()
+
+    def pump_in_background(self, w: leasehold.Watch, name: str) -> None:
+        threading.Thread(target=self.pump, args=(w, name), daemon=True).start()
+
+    async def stop_watch(self, w: leasehold.Watch) -> None:
+        w.close()
+
     def pump(self, w: leasehold.Watch, name: str) -> None:
-        error: Json | None = None
         try:
             for event in w:
-                self.out.write(
-                    {"event": "watch", "of": name, "type": event.type, "data": event.data}
-                )
+                self.watched(name, event)
         except Exception as e:
-            error = error_json(e)
-        self.out.write({"event": "watch_end", "of": name, "error": error})
+            self.watch_ended(name, e)
+        else:
+            self.watch_ended(name, None)
 
     def run_one(self, req: Json) -> None:
         try:
-            self.out.write({"id": req.get("id"), "ok": self.handle(req)})
+            self.out.write({"id": req.get("id"), "ok": finish(self.handle(req))})
         except Exception as e:
             self.out.write({"id": req.get("id"), "error": error_json(e)})
 
@@ -274,12 +340,7 @@ class SyncDriver:
 
     def main(self) -> None:
         for line in sys.stdin:
-            if not line.strip():
-                continue
-            try:
-                req = json.loads(line)
-            except ValueError as e:
-                self.out.write({"id": None, "error": {"kind": "driver", "message": str(e)}})
+            if (req := self.parse(line)) is None:
                 continue
             if req.get("op") == "client":  # first, before anything that needs it
                 self.run_one(req)
@@ -293,23 +354,16 @@ class SyncDriver:
 # ---------------------------------------------------------------- async
 
 
-class AsyncDriver:
+class AsyncDriver(Driver):
     def __init__(self, out: Output) -> None:
-        self.out = out
-        self.client: leasehold.AsyncClient | None = None
-        self.handles: dict[str, Any] = {}
+        super().__init__(out)
         self.tasks: set[asyncio.Task[None]] = set()
 
-    def c(self) -> leasehold.AsyncClient:
-        if self.client is None:
-            raise DriverError("no client op yet")
-        return self.client
+    async def done(self, x: Any) -> Any:
+        return await x
 
-    def h(self, req: Json, field: str) -> Any:
-        name = req.get(field)
-        if name not in self.handles:
-            raise DriverError(f"unknown handle {name!r}")
-        return self.handles[name]
+    def new_client(self, url: str, io_timeout: float) -> leasehold.AsyncClient:
+        return leasehold.AsyncClient(url, io_timeout=io_timeout)
 
     def spawn(self, coro: Any) -> None:
         task = asyncio.get_running_loop().create_task(coro)
@@ -323,93 +377,20 @@ class AsyncDriver:
 
         self.spawn(wait())
 
-    async def handle(self, req: Json) -> Json:
-        op = req.get("op")
-        if op == "client":
-            io = req.get("io_timeout_ms")
-            self.client = leasehold.AsyncClient(req["url"], io_timeout=io / 1000 if io else 30.0)
-            return {}
-        if op == "session":
-            s = await self.c().session(req.get("name"), ttl=req["ttl_ms"] / 1000)
-            self.handles[req["as"]] = s
-            self.signal(s.lost, "lost", req["as"])
-            self.signal(s.locks_lost, "locks_lost", req["as"])
-            return {"session": s.id}
-        if op == "end_session":
-            await self.h(req, "session").end()
-            return {}
-        if op == "lock":
-            lk = await self.h(req, "session").lock(
-                req["ns"],
-                req["resource"],
-                mode=req["mode"],
-                timeout=seconds(req.get("timeout_ms", -1)),
-            )
-            self.handles[req["as"]] = lk
-            self.signal(lk.lost, "lost", req["as"])
-            return {"fence": lk.fence, "mode": lk.mode, "waited": lk.waited}
-        if op == "semaphore":
-            slot = await self.h(req, "session").semaphore(
-                req["ns"],
-                req["name"],
-                limit=req["limit"],
-                permits=req.get("permits", 1),
-                timeout=seconds(req.get("timeout_ms", -1)),
-            )
-            self.handles[req["as"]] = slot
-            self.signal(slot.lost, "lost", req["as"])
-            return {"fence": slot.fence, "permits": slot.permits, "waited": slot.waited}
-        if op == "release":
-            await self.h(req, "handle").release()
-            return {}
-        if op == "checkout":
-            doc = await self.c().checkout(
-                req["ns"], req["key"], owner=req["owner"], ttl=req["ttl_ms"] / 1000
-            )
-            self.handles[req["as"]] = doc
-            self.signal(doc.lost, "lost", req["as"])
-            return {"token": doc.token, "fence": doc.fence}
-        if op == "save":
-            return {"version": await self.h(req, "handle").save(req["body"])}
-        if op == "checkin":
-            await self.h(req, "handle").checkin()
-            return {}
-        if op == "put":
-            return {"version": await self.c().put(req["ns"], req["key"], req["body"])}
-        if op == "get":
-            r = await self.c().get(req["ns"], req["key"])
-            return {
-                "body": r.body,
-                "version": r.version,
-                "locked_by": r.locked_by,
-                "state": r.state,
-            }
-        if op == "fenced_save":
-            return {
-                "version": await self.c().save(
-                    req["ns"], req["key"], req["body"], fence=req["fence"]
-                )
-            }
-        if op == "watch":
-            w = await self.c().watch(req["ns"])
-            self.handles[req["as"]] = w
-            self.spawn(self.pump(w, req["as"]))
-            return {}
-        if op == "stop_watch":
-            await self.h(req, "handle").aclose()
-            return {}
-        raise DriverError(f"unknown op {op!r}")
+    def pump_in_background(self, w: leasehold.AsyncWatch, name: str) -> None:
+        self.spawn(self.pump(w, name))
+
+    async def stop_watch(self, w: leasehold.AsyncWatch) -> None:
+        await w.aclose()
 
     async def pump(self, w: leasehold.AsyncWatch, name: str) -> None:
-        error: Json | None = None
         try:
             async for event in w:
-                self.out.write(
-                    {"event": "watch", "of": name, "type": event.type, "data": event.data}
-                )
+                self.watched(name, event)
         except Exception as e:
-            error = error_json(e)
-        self.out.write({"event": "watch_end", "of": name, "error": error})
+            self.watch_ended(name, e)
+        else:
+            self.watch_ended(name, None)
 
     async def run_one(self, req: Json) -> None:
         try:
@@ -436,12 +417,7 @@ class AsyncDriver:
 
         threading.Thread(target=read, daemon=True).start()
         while (line := await lines.get()) is not None:
-            if not line.strip():
-                continue
-            try:
-                req = json.loads(line)
-            except ValueError as e:
-                self.out.write({"id": None, "error": {"kind": "driver", "message": str(e)}})
+            if (req := self.parse(line)) is None:
                 continue
             if req.get("op") == "client":  # first, before anything that needs it
                 await self.run_one(req)

@@ -1,58 +1,48 @@
-"""The asyncio client: the same plans as the blocking one, performed with
-``httpx.AsyncClient``; renewals run as tasks and report loss through ``asyncio.Event``."""
+"""The clients' shells: they perform the core's plans over httpx, keep sessions and
+checkouts alive in the background and report loss through events.
+
+``_async.py`` is the source, written for asyncio; ``scripts/unasync.py`` generates its
+blocking twin, ``_sync.py``, from it. What differs (tasks or threads, sleeping, waiting)
+sits in the two backend modules, under the same names."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 import uuid
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Generator
+from collections.abc import AsyncIterator
 from types import TracebackType
-from typing import Any, Generic, Protocol, TypeVar
+from typing import TypeVar
 
 import httpx
 
+from . import _async_backend as backend
 from . import _core
 from ._core import Answer, Failure, Json, Plan, Send, Sleep, seg
 from ._errors import LeaseholdError, Lost, SessionLost
-from ._sync import _CONNECT_ERRORS, _NOT_SENT_ERRORS, _Held, _timeout
 
 T = TypeVar("T")
 
-
-class _Releasable(Protocol):
-    async def __aexit__(
-        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
-    ) -> None: ...
+_CONNECT_ERRORS = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+_NOT_SENT_ERRORS = (httpx.WriteError, httpx.WriteTimeout)
 
 
-H = TypeVar("H", bound=_Releasable)
-
-
-class _Acquiring(Generic[H]):
-    """``await`` it for the handle, or ``async with`` it to release on exit."""
-
-    def __init__(self, acquire: Callable[[], Awaitable[H]]) -> None:
-        self._acquire = acquire
-        self._handle: H | None = None
-
-    def __await__(self) -> Generator[Any, None, H]:
-        return self._acquire().__await__()
-
-    async def __aenter__(self) -> H:
-        self._handle = await self._acquire()
-        return self._handle
-
-    async def __aexit__(
-        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        assert self._handle is not None
-        await self._handle.__aexit__(et, e, tb)
+def _timeout(seconds: float) -> httpx.Timeout:
+    if seconds < 0:
+        return httpx.Timeout(None, connect=_core.CONNECT_TIMEOUT)
+    return httpx.Timeout(seconds, connect=min(_core.CONNECT_TIMEOUT, seconds))
 
 
 class AsyncClient:
-    """The asyncio twin of ``Client``: same arguments, same calls, awaited."""
+    """A leasehold client: one keep-alive pool per client, cheap to share (the blocking
+    one across threads).
+
+    ``url`` is one server or a cluster's nodes, comma-separated, in any order.
+    ``token`` is sent as ``Authorization: Bearer``. ``io_timeout`` (s) bounds each call;
+    a lock wait adds its own timeout. Raises ``LeaseholdError("bad_url")`` for a bad URL.
+    """
 
     def __init__(self, url: str, *, token: str | None = None, io_timeout: float = 30.0) -> None:
         self._nodes = _core.Nodes(_core.parse_urls(url))
@@ -71,12 +61,14 @@ class AsyncClient:
             trust_env=False,
         )
 
+    # -- plumbing
+
     async def _run(self, plan: Plan[T]) -> T:
         try:
             action = next(plan)
             while True:
                 if isinstance(action, Sleep):
-                    await asyncio.sleep(action.seconds)
+                    await backend.sleep(action.seconds)
                     action = plan.send(None)
                 else:
                     action = plan.send(await self._send(action))
@@ -118,7 +110,7 @@ class AsyncClient:
         return Answer(r.status_code, r.headers.get("location"), r.content)
 
     async def aclose(self) -> None:
-        """Closes the connection pool."""
+        """Closes the connection pool. Handles still open stop working."""
         await self._http.aclose()
 
     async def __aenter__(self) -> AsyncClient:
@@ -127,10 +119,13 @@ class AsyncClient:
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
+    # -- sessions, checkouts, watches
+
     async def session(
         self, name: str | None = None, ttl: float = 30.0, *, deadlock_priority: int = 0
     ) -> AsyncSession:
-        """As ``Client.session``; the keepalive is a task of the running loop."""
+        """Opens a session kept alive every ttl/3 in the background. Raises Unreachable
+        or LeaseholdError. Close it (or use ``async with``) to end it."""
         doc = await self._run(
             _core.open_session(self._nodes, self._io, name, ttl, deadlock_priority)
         )
@@ -138,31 +133,37 @@ class AsyncClient:
 
     def checkout(
         self, ns: str, key: str, *, owner: str, ttl: float = 300.0, token: str | None = None
-    ) -> _Acquiring[AsyncCheckout]:
-        """As ``Client.checkout``: ``await`` it, or ``async with`` it."""
+    ) -> backend.Acquiring[AsyncCheckout]:
+        """Checks ``key`` out (a visible lock with an expiry), renewed every ttl/3 with its
+        token (generated unless given). Answers the AsyncCheckout (``async with`` checks
+        it in). Raises Locked when someone else holds it."""
         tok = token or uuid.uuid4().hex
 
         async def acquire() -> AsyncCheckout:
             doc = await self._run(_core.checkout(self._nodes, self._io, ns, key, owner, ttl, tok))
             return AsyncCheckout(self, ns, key, owner, ttl, tok, doc)
 
-        return _Acquiring(acquire)
+        return backend.Acquiring(acquire)
 
     async def watch(self, ns: str | None) -> AsyncWatch:
-        """As ``Client.watch``; iterate with ``async for``."""
+        """Streams the events of ``ns`` (None: every namespace). Iterate it with
+        ``async for``; ``aclose()`` it (or use ``async with``) to stop. A stream silent
+        for 45 s raises Unreachable."""
         req = _core.Request("GET", _core.events_path(ns), None, _core.Retry.IDEMPOTENT)
         answer = await self._run(_core.call(self._nodes, req, self._io, stream=True))
         if answer.stream is None:
             raise _core.error_from_answer(answer.status, _core.loads(answer.body))
         return AsyncWatch(answer.stream)
 
+    # -- records
+
     async def put(self, ns: str, key: str, body: str, *, fence: int | None = None) -> int:
-        """As ``Client.put``."""
+        """Creates a record; answers its version (1). Raises Exists, StaleFence."""
         doc = await self._run(_core.put(self._nodes, self._io, ns, key, body, fence))
         return int(doc["version"])
 
     async def get(self, ns: str, key: str) -> _core.Record:
-        """As ``Client.get``."""
+        """Reads a record. Raises NotFound."""
         doc = await self._run(_core.get(self._nodes, self._io, f"/v1/records/{seg(ns)}/{seg(key)}"))
         return _core.Record.from_json(doc)
 
@@ -177,7 +178,8 @@ class AsyncClient:
         owner: str | None = None,
         if_version: int | None = None,
     ) -> int:
-        """As ``Client.save``."""
+        """Saves a record with a proof (a lock's ``fence``, a checkout's ``token`` or
+        ``owner``); answers the new version. Raises StaleFence, Refused, NotFound."""
         doc = await self._run(
             _core.save(self._nodes, self._io, ns, key, body, fence, token, owner, if_version)
         )
@@ -192,7 +194,7 @@ class AsyncClient:
         token: str | None = None,
         owner: str | None = None,
     ) -> None:
-        """As ``Client.delete``."""
+        """Deletes a record with a proof, as ``save``."""
         await self._run(_core.delete(self._nodes, self._io, ns, key, fence, token, owner))
 
     async def records(
@@ -204,25 +206,50 @@ class AsyncClient:
         after: str | None = None,
         limit: int | None = None,
     ) -> tuple[list[_core.Record], str | None]:
-        """As ``Client.records``."""
+        """One page of records (without bodies) and the key to pass as ``after`` next."""
         doc = await self._run(
             _core.get(self._nodes, self._io, _core.records_path(ns, state, prefix, after, limit))
         )
         return [_core.Record.from_json(r) for r in doc.get("records", [])], doc.get("next")
 
+    async def break_checkout(self, ns: str, key: str) -> bool:
+        """The administrator's forced release of a checkout; True when one was broken."""
+        doc = await self._run(
+            _core.post(self._nodes, self._io, f"/v1/records/{seg(ns)}/{seg(key)}/break", None)
+        )
+        return bool(doc.get("broken"))
+
+    # -- listings and operating
+
     async def locks(self, ns: str) -> list[Json]:
-        """As ``Client.locks``."""
+        """The application locks of ``ns`` (holders and waiters), as the API lists them."""
         doc = await self._run(_core.get(self._nodes, self._io, f"/v1/applocks/{seg(ns)}"))
         return list(doc["locks"])
 
+    async def semaphores(self, ns: str) -> list[Json]:
+        """The semaphores in use in ``ns``."""
+        doc = await self._run(_core.get(self._nodes, self._io, f"/v1/semaphores/{seg(ns)}"))
+        return list(doc["semaphores"])
+
+    async def sessions(self) -> list[Json]:
+        """The caller's sessions (every session for a token over every namespace)."""
+        doc = await self._run(_core.get(self._nodes, self._io, "/v1/sessions"))
+        return list(doc["sessions"])
+
     async def end_session(self, session_id: str) -> None:
-        """As ``Client.end_session``."""
+        """Ends any session by id (an administrator's override for someone else's)."""
         await self._run(_core.end_session(self._nodes, self._io, session_id))
+
+    async def healthy(self, timeout: float = 0.0) -> bool:
+        """Whether some node answers /healthz 200 (it leads), asking until ``timeout``."""
+        deadline = time.monotonic() + max(timeout, 0.5)
+        return await self._run(_core.wait_healthy(self._nodes, deadline))
 
     async def request(
         self, method: str, path: str, body: Json | None = None, ok: tuple[int, ...] = (200, 201)
     ) -> Json:
-        """As ``Client.request``."""
+        """Any API call through the leader finding (sent once unless it is a GET): the
+        parsed answer, or the API's error raised. For calls this client has no method for."""
         retry = _core.Retry.IDEMPOTENT if method == "GET" else _core.Retry.WRITE
         payload = _core.body(body) if body is not None else None
         return await self._run(
@@ -230,8 +257,24 @@ class AsyncClient:
         )
 
 
+class _Held:
+    """Counts the session's handles on each lock or semaphore (ride-through needs it)."""
+
+    def __init__(self) -> None:
+        self.counts: dict[tuple[str, str, str, str], int] = {}
+
+    def holds(self, key: tuple[str, str, str, str]) -> bool:
+        return self.counts.get(key, 0) > 0
+
+    def add(self, key: tuple[str, str, str, str], delta: int) -> None:
+        self.counts[key] = self.counts.get(key, 0) + delta
+
+
 class AsyncSession:
-    """As ``Session``, with ``asyncio.Event``s; the keepalive is a task."""
+    """A session kept alive in the background. ``lost`` is set once when the server
+    no longer knows it (every lock and slot taken through it is lost then too);
+    ``locks_lost`` once when a restart of a ``"locks":"memory"`` namespace took its locks
+    there. Handles belong to one thread; the events may be waited on from any."""
 
     def __init__(self, client: AsyncClient, doc: Json, ttl: float) -> None:
         self._client = client
@@ -240,22 +283,22 @@ class AsyncSession:
         self.ttl = ttl
         self.lost = asyncio.Event()
         self.locks_lost = asyncio.Event()
-        self._handles: set[AsyncLock | AsyncSlot] = set()
+        self._mutex = backend.mutex()
+        self._handles: set[_Handle] = set()
         self._held = _Held()
         self._stop = asyncio.Event()
         self._closed = False
-        self._task = asyncio.get_running_loop().create_task(self._keep_alive())
+        self._task = backend.spawn(self._keep_alive, f"leasehold-keepalive-{self.id}")
 
     async def _keep_alive(self) -> None:
         period = self.ttl / 3
         give_up = _core.renewal_give_up(self.ttl)
         c = self._client
-        while True:
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._stop.wait(), period)
-            if self._stop.is_set():
+        while not await backend.wait(self._stop, period):
+            try:
+                verdict = await c._run(_core.keepalive(c._nodes, c._io, self.id, give_up))
+            except Exception:  # a closed pool: nothing to keep alive any more
                 return
-            verdict = await c._run(_core.keepalive(c._nodes, c._io, self.id, give_up))
             if verdict is _core.Verdict.LOST:
                 self._mark_lost()
                 return
@@ -263,19 +306,24 @@ class AsyncSession:
                 self.locks_lost.set()
 
     def _mark_lost(self) -> None:
-        if self.lost.is_set():
-            return
-        self.lost.set()
-        for h in list(self._handles):
+        with self._mutex:
+            if self.lost.is_set():
+                return
+            self.lost.set()
+            handles = list(self._handles)
+        for h in handles:
             h.lost.set()
 
-    async def _acquire(
-        self, target: _core.Target, timeout: float | None, limit: int = 0
-    ) -> _core.Grant:
+    def _check(self) -> None:
         if self.lost.is_set() or self._closed:
             raise _core.make_error(
                 SessionLost, "session_not_found", f"session {self.id} is lost or closed", 0
             )
+
+    async def _acquire(
+        self, target: _core.Target, timeout: float | None, limit: int = 0
+    ) -> _core.Grant:
+        self._check()
         key = (
             target.ns,
             target.principal.lower(),
@@ -292,15 +340,18 @@ class AsyncSession:
                 self._mark_lost()
             raise
 
-    def _register(self, handle: AsyncLock | AsyncSlot) -> None:
-        self._handles.add(handle)
-        self._held.add(handle._key, 1)
-        if self.lost.is_set():
+    def _register(self, handle: _Handle) -> None:
+        with self._mutex:
+            self._handles.add(handle)
+            self._held.add(handle._key, 1)
+            lost = self.lost.is_set()
+        if lost:
             handle.lost.set()
 
-    def _unregister(self, handle: AsyncLock | AsyncSlot) -> None:
-        self._handles.discard(handle)
-        self._held.add(handle._key, -1)
+    def _unregister(self, handle: _Handle) -> None:
+        with self._mutex:
+            self._handles.discard(handle)
+            self._held.add(handle._key, -1)
 
     def lock(
         self,
@@ -310,18 +361,20 @@ class AsyncSession:
         mode: str = "Exclusive",
         timeout: float | None = None,
         principal: str = "public",
-    ) -> _Acquiring[AsyncLock]:
-        """As ``Session.lock``: ``await`` it for the lock, or ``async with`` it."""
+    ) -> backend.Acquiring[AsyncLock]:
+        """Takes an application lock owned by the session, waiting up to ``timeout`` s
+        (None: as long as it takes; 0: never). Answers the held AsyncLock (``async with``
+        releases it). Raises LockTimeout, Deadlock, LockCancelled, SessionLost,
+        Unreachable; a wait broken by a restart or failover is ridden through."""
 
         async def acquire() -> AsyncLock:
-            grant = await self._acquire(
-                _core.Target(ns, self.id, resource, principal, mode), timeout
-            )
+            target = _core.Target(ns, self.id, resource, principal, mode)
+            grant = await self._acquire(target, timeout)
             lock = AsyncLock(self, ns, resource, principal, grant)
             self._register(lock)
             return lock
 
-        return _Acquiring(acquire)
+        return backend.Acquiring(acquire)
 
     def semaphore(
         self,
@@ -332,8 +385,8 @@ class AsyncSession:
         permits: int = 1,
         timeout: float | None = None,
         principal: str = "public",
-    ) -> _Acquiring[AsyncSlot]:
-        """As ``Session.semaphore``."""
+    ) -> backend.Acquiring[AsyncSlot]:
+        """Takes ``permits`` of the semaphore ``name`` of ``limit`` permits, as ``lock``."""
 
         async def acquire() -> AsyncSlot:
             target = _core.Target(ns, self.id, name, principal, None, permits)
@@ -342,26 +395,24 @@ class AsyncSession:
             self._register(slot)
             return slot
 
-        return _Acquiring(acquire)
+        return backend.Acquiring(acquire)
+
+    async def aclose(self) -> None:
+        """Ends the session (its locks are released by the server); best effort."""
+        with contextlib.suppress(LeaseholdError):
+            await self.end()
 
     async def end(self) -> None:
-        """Ends the session; raises what the server answered."""
+        """Ends the session; raises what the server answered (SessionLost when gone)."""
         if self._closed:
             return
         self._closed = True
         self._stop.set()
-        if self._task is not asyncio.current_task():
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._task
-        self._handles.clear()
+        await backend.join(self._task, cancel=True)
+        with self._mutex:
+            self._handles.clear()
         c = self._client
         await c._run(_core.end_session(c._nodes, c._io, self.id))
-
-    async def aclose(self) -> None:
-        """Ends the session, best effort."""
-        with contextlib.suppress(LeaseholdError):
-            await self.end()
 
     async def __aenter__(self) -> AsyncSession:
         return self
@@ -370,21 +421,24 @@ class AsyncSession:
         await self.aclose()
 
 
-class _AsyncHeld:
-    _key: tuple[str, str, str, str]
-    lost: asyncio.Event
+class _Handle:
+    """What a lock and a slot share: release, once, on exit or when asked."""
+
     session: AsyncSession
+    lost: asyncio.Event
+    _key: tuple[str, str, str, str]
     _released: bool
 
     async def _send_release(self) -> None:
         raise NotImplementedError
 
     async def release(self) -> None:
-        """Releases it (once; later calls do nothing); raises what the server answered."""
+        """Releases it (once; later calls do nothing). Raises what the server answered
+        (SessionLost when the session is gone)."""
         if self._released:
             return
         self._released = True
-        self.session._unregister(self)  # type: ignore[arg-type]
+        self.session._unregister(self)
         await self._send_release()
 
     async def __aexit__(
@@ -397,8 +451,9 @@ class _AsyncHeld:
                 raise
 
 
-class AsyncLock(_AsyncHeld):
-    """As ``Lock``."""
+class AsyncLock(_Handle):
+    """A held application lock: ``fence``, ``mode`` (combined), ``count``, ``waited``;
+    ``lost`` is set once when its session is lost. A context manager that releases it."""
 
     def __init__(
         self, session: AsyncSession, ns: str, resource: str, principal: str, grant: _core.Grant
@@ -427,8 +482,9 @@ class AsyncLock(_AsyncHeld):
         return self
 
 
-class AsyncSlot(_AsyncHeld):
-    """As ``Slot``."""
+class AsyncSlot(_Handle):
+    """Permits held of a semaphore: ``fence``, ``permits`` (this handle's), ``waited``,
+    ``lost``. A context manager that gives them back."""
 
     def __init__(
         self,
@@ -459,7 +515,9 @@ class AsyncSlot(_AsyncHeld):
 
 
 class AsyncCheckout:
-    """As ``Checkout``; renewed by a task."""
+    """A checkout renewed every ttl/3 in the background: ``token``, ``fence``,
+    ``expires_at``; ``lost`` is set once when a renewal is refused or granted as a new
+    lease. A context manager that checks it in."""
 
     def __init__(
         self, client: AsyncClient, ns: str, key: str, owner: str, ttl: float, token: str, doc: Json
@@ -471,26 +529,33 @@ class AsyncCheckout:
         self.lost = asyncio.Event()
         self._stop = asyncio.Event()
         self._done = False
-        self._task = asyncio.get_running_loop().create_task(self._renew())
+        self._task = backend.spawn(self._renew, f"leasehold-checkout-{ns}/{key}")
 
     async def _renew(self) -> None:
         c = self._client
-        while True:
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._stop.wait(), self.ttl / 3)
+        while not await backend.wait(self._stop, self.ttl / 3):
+            try:
+                verdict = await c._run(
+                    _core.renew(
+                        c._nodes, c._io, self.ns, self.key, self.owner, self.ttl, self.token
+                    )
+                )
+            except Exception:  # a closed pool: nothing to renew any more
+                return
             if self._stop.is_set():
                 return
-            verdict = await c._run(
-                _core.renew(c._nodes, c._io, self.ns, self.key, self.owner, self.ttl, self.token)
-            )
-            if verdict is _core.Verdict.LOST and not self._stop.is_set():
+            if verdict is _core.Verdict.LOST:
                 self.lost.set()
                 return
 
-    async def save(self, body: str, *, if_version: int | None = None) -> int:
-        """As ``Checkout.save``."""
+    def _check(self) -> None:
         if self.lost.is_set():
             raise _core.make_error(Lost, "lost", f"the checkout of {self.key} was lost", 0)
+
+    async def save(self, body: str, *, if_version: int | None = None) -> int:
+        """Saves the record under this lease; answers the new version. Raises Lost after
+        the lease was lost, Refused (expired, version_mismatch), NotFound."""
+        self._check()
         c = self._client
         doc = await c._run(
             _core.save(c._nodes, c._io, self.ns, self.key, body, None, self.token, None, if_version)
@@ -498,16 +563,13 @@ class AsyncCheckout:
         return int(doc["version"])
 
     async def checkin(self) -> None:
-        """As ``Checkout.checkin``."""
+        """Checks the key in (once). Raises Lost when the lease was lost meanwhile."""
         if self._done:
             return
         self._done = True
         self._stop.set()
-        if self._task is not asyncio.current_task():
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._task
-        if self.lost.is_set():
-            raise _core.make_error(Lost, "lost", f"the checkout of {self.key} was lost", 0)
+        await backend.join(self._task, cancel=False)  # a renewal under way may still lose it
+        self._check()
         c = self._client
         await c._run(_core.checkin(c._nodes, c._io, self.ns, self.key, self.token))
 
@@ -520,7 +582,9 @@ class AsyncCheckout:
 
 
 class AsyncWatch:
-    """As ``Watch``; iterate with ``async for``; ``aclose()`` stops it."""
+    """The event stream of a namespace: iterate it for ``Event``s; ``aclose()`` stops it
+    (also while another caller iterates it). Iteration raises Unreachable when the stream
+    breaks or stays silent for 45 s, and stops when it ends or is closed."""
 
     def __init__(self, response: httpx.Response) -> None:
         self._response = response
