@@ -56,7 +56,7 @@ struct Error {
   unsigned http_status = 0;  // 0 when no HTTP answer was received
   // A guard's "deadlock": the server's {"victim","cycle":[...]}, so that
   // the victim can say which sessions and resources formed the cycle.
-  boost::json::value deadlock;
+  boost::json::value deadlock = nullptr;
 };
 
 template <typename T>
