@@ -40,6 +40,7 @@ const kConnectBudgetMs = 2_000;
 const kMaxNodes = 32;
 // A node that answered this recently is not probed before a request.
 const kTrustedForMs = 5_000;
+const kLongestTimerMs = 2 ** 31 - 1;
 const kConnectErrorCodes = new Set([
   "ECONNREFUSED",
   "ENOTFOUND",
@@ -164,7 +165,8 @@ class Deadlines {
   private arm(at: number): void {
     clearTimeout(this.timer);
     this.at = at;
-    this.timer = setTimeout(this.fire, Math.max(at - Date.now(), 0));
+    // Capped as Node caps a delay (a longer one fires at once): past the cap it is set again.
+    this.timer = setTimeout(this.fire, Math.min(Math.max(at - Date.now(), 0), kLongestTimerMs));
     this.timer.unref();
   }
 
