@@ -12,7 +12,7 @@ import {
   LostError,
   VersionMismatchError,
 } from "./errors.js";
-import type { Answer, Transport } from "./transport.js";
+import type { Answer, Call, Transport } from "./transport.js";
 
 /** Percent-encodes one path segment. */
 export const seg = (text: string | number): string => encodeURIComponent(String(text));
@@ -45,10 +45,23 @@ function refusal(answer: Answer): never {
   }
 }
 
+/** A request within the I/O deadline, sent again only when it surely did not arrive (a write). */
+export function send(t: Transport, method: Call["method"], path: string, body?: unknown): Promise<Answer> {
+  return t.request({ method, path, body, retry: "refused", timeoutMs: t.ioTimeoutMs });
+}
+
+/** A GET within the I/O deadline, asked of the next node after any failure. */
+function get(t: Transport, path: string): Promise<Answer> {
+  return t.request({ method: "GET", path, retry: "idempotent", timeoutMs: t.ioTimeoutMs });
+}
+
+// Module-level so that the hot calls allocate no closure for their answer.
+const none200 = (a: Answer): void => {
+  expect(a, 200);
+};
+
 export function createSession(t: Transport, request: RequestOf<"createSession">): Promise<Schemas["Session"]> {
-  return t
-    .request({ method: "POST", path: "/v1/sessions", body: request, retry: "refused", timeoutMs: t.ioTimeoutMs })
-    .then((a) => expect<Schemas["Session"]>(a, 201));
+  return send(t, "POST", "/v1/sessions", request).then((a) => expect<Schemas["Session"]>(a, 201));
 }
 
 export function keepalive(t: Transport, id: string, timeoutMs: number): Promise<AnswerOf<"keepSessionAlive", 200>> {
@@ -58,13 +71,7 @@ export function keepalive(t: Transport, id: string, timeoutMs: number): Promise<
 }
 
 export async function endSession(t: Transport, id: string): Promise<void> {
-  const a = await t.request({
-    method: "DELETE",
-    path: `/v1/sessions/${seg(id)}`,
-    retry: "refused",
-    timeoutMs: t.ioTimeoutMs,
-  });
-  expect(a, 204, 200);
+  expect(await send(t, "DELETE", `/v1/sessions/${seg(id)}`), 204, 200);
 }
 
 export async function cancelWait(t: Transport, id: string): Promise<boolean> {
@@ -82,82 +89,70 @@ function waitBudget(t: Transport, timeoutMs: number): number | undefined {
   return timeoutMs < 0 ? undefined : timeoutMs + t.ioTimeoutMs;
 }
 
+/** A lock's or semaphore's grant (200), else its typed refusal (409) or the API's error. */
+function granted(a: Answer): unknown {
+  if (a.status === 200) return a.body;
+  if (a.status === 409) refusal(a);
+  throw errorFromAnswer(a.status, a.body);
+}
+
 /** One acquire, sent once (`retry: never`): a break or a 503 is thrown for the ride-through. */
-export async function acquireOnce(
+function acquire(t: Transport, path: string, request: { timeout_ms?: number }, signal?: AbortSignal): Promise<unknown> {
+  return t
+    .request({
+      method: "POST",
+      path,
+      body: request,
+      retry: "never",
+      timeoutMs: waitBudget(t, request.timeout_ms ?? -1),
+      signal,
+    })
+    .then(granted);
+}
+
+// The lock and semaphore calls are the hot path (a lock, a release): no
+// async layer of their own, so callers must be async (a bad segment throws).
+
+/** One lock acquire, sent once: a break or a 503 is thrown for the ride-through. */
+export function acquireOnce(
   t: Transport,
   ns: string,
   request: RequestOf<"acquireLock">,
   signal?: AbortSignal,
 ): Promise<Schemas["AcquireGranted"]> {
-  const a = await t.request({
-    method: "POST",
-    path: `/v1/applocks/${seg(ns)}/acquire`,
-    body: request,
-    retry: "never",
-    timeoutMs: waitBudget(t, request.timeout_ms ?? -1),
-    signal,
-  });
-  if (a.status === 200) return a.body as Schemas["AcquireGranted"];
-  if (a.status === 409) refusal(a);
-  throw errorFromAnswer(a.status, a.body);
+  return acquire(t, `/v1/applocks/${seg(ns)}/acquire`, request, signal) as Promise<Schemas["AcquireGranted"]>;
 }
 
-export async function releaseLock(t: Transport, ns: string, request: RequestOf<"releaseLock">): Promise<void> {
-  const a = await t.request({
-    method: "POST",
-    path: `/v1/applocks/${seg(ns)}/release`,
-    body: request,
-    retry: "refused",
-    timeoutMs: t.ioTimeoutMs,
-  });
-  expect(a, 200);
+export function releaseLock(t: Transport, ns: string, request: RequestOf<"releaseLock">): Promise<void> {
+  return send(t, "POST", `/v1/applocks/${seg(ns)}/release`, request).then(none200);
 }
 
 export async function listLocks(t: Transport, ns: string): Promise<LockEntry[]> {
-  const a = await t.request({
-    method: "GET",
-    path: `/v1/applocks/${seg(ns)}`,
-    retry: "idempotent",
-    timeoutMs: t.ioTimeoutMs,
-  });
-  return expect<AnswerOf<"listLocks", 200>>(a, 200).locks;
+  return expect<AnswerOf<"listLocks", 200>>(await get(t, `/v1/applocks/${seg(ns)}`), 200).locks;
 }
 
-export async function acquireSemaphoreOnce(
+/** One semaphore acquire, sent once, as acquireOnce. */
+export function acquireSemaphoreOnce(
   t: Transport,
   ns: string,
   name: string,
   request: RequestOf<"acquireSemaphore">,
   signal?: AbortSignal,
 ): Promise<Schemas["SemaphoreGranted"]> {
-  const a = await t.request({
-    method: "POST",
-    path: `/v1/semaphores/${seg(ns)}/${seg(name)}/acquire`,
-    body: request,
-    retry: "never",
-    timeoutMs: waitBudget(t, request.timeout_ms ?? -1),
-    signal,
-  });
-  if (a.status === 200) return a.body as Schemas["SemaphoreGranted"];
-  if (a.status === 409) refusal(a);
-  throw errorFromAnswer(a.status, a.body);
+  const path = `/v1/semaphores/${seg(ns)}/${seg(name)}/acquire`;
+  return acquire(t, path, request, signal) as Promise<Schemas["SemaphoreGranted"]>;
 }
 
+const permitsLeft = (a: Answer): number => expect<AnswerOf<"releaseSemaphore", 200>>(a, 200).permits;
+
 /** Gives back permits; answers how many the owner still holds. */
-export async function releaseSemaphore(
+export function releaseSemaphore(
   t: Transport,
   ns: string,
   name: string,
   request: RequestOf<"releaseSemaphore">,
 ): Promise<number> {
-  const a = await t.request({
-    method: "POST",
-    path: `/v1/semaphores/${seg(ns)}/${seg(name)}/release`,
-    body: request,
-    retry: "refused",
-    timeoutMs: t.ioTimeoutMs,
-  });
-  return expect<AnswerOf<"releaseSemaphore", 200>>(a, 200).permits;
+  return send(t, "POST", `/v1/semaphores/${seg(ns)}/${seg(name)}/release`, request).then(permitsLeft);
 }
 
 /** The semaphore's entry; undefined when nobody holds or waits for it. */
@@ -167,24 +162,13 @@ export async function getSemaphore(
   name: string,
   principal?: string,
 ): Promise<SemaphoreEntry | undefined> {
-  const a = await t.request({
-    method: "GET",
-    path: `/v1/semaphores/${seg(ns)}/${seg(name)}${query({ principal })}`,
-    retry: "idempotent",
-    timeoutMs: t.ioTimeoutMs,
-  });
+  const a = await get(t, `/v1/semaphores/${seg(ns)}/${seg(name)}${query({ principal })}`);
   if (a.status === 404) return undefined;
   return expect<SemaphoreEntry>(a, 200);
 }
 
 export async function listSemaphores(t: Transport, ns: string): Promise<SemaphoreEntry[]> {
-  const a = await t.request({
-    method: "GET",
-    path: `/v1/semaphores/${seg(ns)}`,
-    retry: "idempotent",
-    timeoutMs: t.ioTimeoutMs,
-  });
-  return expect<AnswerOf<"listSemaphores", 200>>(a, 200).semaphores;
+  return expect<AnswerOf<"listSemaphores", 200>>(await get(t, `/v1/semaphores/${seg(ns)}`), 200).semaphores;
 }
 
 /**
@@ -222,13 +206,7 @@ function leaseRefusal(body: unknown): LeaseholdError {
 }
 
 export async function checkin(t: Transport, ns: string, key: string, request: RequestOf<"checkin">): Promise<void> {
-  const a = await t.request({
-    method: "POST",
-    path: `/v1/records/${seg(ns)}/${seg(key)}/checkin`,
-    body: request,
-    retry: "refused",
-    timeoutMs: t.ioTimeoutMs,
-  });
+  const a = await send(t, "POST", `/v1/records/${seg(ns)}/${seg(key)}/checkin`, request);
   if (a.status === 423) throw leaseRefusal(a.body);
   expect(a, 200);
 }
@@ -255,14 +233,7 @@ export async function saveRecord(
   key: string,
   request: RequestOf<"saveRecord">,
 ): Promise<WriteResult> {
-  const a = await t.request({
-    method: "POST",
-    path: `/v1/records/${seg(ns)}/${seg(key)}/save`,
-    body: request,
-    retry: "refused",
-    timeoutMs: t.ioTimeoutMs,
-  });
-  return written(a, 200);
+  return written(await send(t, "POST", `/v1/records/${seg(ns)}/${seg(key)}/save`, request), 200);
 }
 
 export async function insertRecord(
@@ -271,14 +242,7 @@ export async function insertRecord(
   key: string,
   request: RequestOf<"insertRecord">,
 ): Promise<WriteResult> {
-  const a = await t.request({
-    method: "PUT",
-    path: `/v1/records/${seg(ns)}/${seg(key)}`,
-    body: request,
-    retry: "refused",
-    timeoutMs: t.ioTimeoutMs,
-  });
-  return written(a, 201);
+  return written(await send(t, "PUT", `/v1/records/${seg(ns)}/${seg(key)}`, request), 201);
 }
 
 export async function deleteRecord(
@@ -287,22 +251,9 @@ export async function deleteRecord(
   key: string,
   request: RequestOf<"deleteRecord">,
 ): Promise<WriteResult> {
-  const a = await t.request({
-    method: "DELETE",
-    path: `/v1/records/${seg(ns)}/${seg(key)}`,
-    body: request,
-    retry: "refused",
-    timeoutMs: t.ioTimeoutMs,
-  });
-  return written(a, 200);
+  return written(await send(t, "DELETE", `/v1/records/${seg(ns)}/${seg(key)}`, request), 200);
 }
 
 export async function getRecord(t: Transport, ns: string, key: string): Promise<RecordInfo> {
-  const a = await t.request({
-    method: "GET",
-    path: `/v1/records/${seg(ns)}/${seg(key)}`,
-    retry: "idempotent",
-    timeoutMs: t.ioTimeoutMs,
-  });
-  return expect<RecordInfo>(a, 200);
+  return expect<RecordInfo>(await get(t, `/v1/records/${seg(ns)}/${seg(key)}`), 200);
 }

@@ -15,6 +15,14 @@ export interface HandleOwner {
   noticeLoss(error: unknown): void;
 }
 
+/** What every grant of a handle says. */
+interface Grant {
+  ns: string;
+  principal: string;
+  fence: number;
+  waited: boolean;
+}
+
 /** Base of the session's handles: the loss signal and the bookkeeping. */
 export abstract class Held implements AsyncDisposable {
   /** Namespace. */
@@ -25,38 +33,48 @@ export abstract class Held implements AsyncDisposable {
   readonly fence: number;
   /** True when it was granted after waiting (result 1, or adopted after a restart). */
   readonly waited: boolean;
+  /** The key that names what this handle holds, within its session. */
+  readonly key: string;
   protected readonly owner: HandleOwner;
-  private readonly lost = new AbortController();
+  // Made when `signal` is first read (most handles are released unread);
+  // a loss before that is kept in `lostReason` and handed to it then.
+  private lostController: AbortController | undefined;
+  private lostReason: unknown;
+  private isLost = false;
   private released = false;
 
-  protected constructor(owner: HandleOwner, ns: string, principal: string, fence: number, waited: boolean) {
+  protected constructor(owner: HandleOwner, grant: Grant, key: string) {
     this.owner = owner;
-    this.ns = ns;
-    this.principal = principal;
-    this.fence = fence;
-    this.waited = waited;
+    this.ns = grant.ns;
+    this.principal = grant.principal;
+    this.fence = grant.fence;
+    this.waited = grant.waited;
+    this.key = key;
   }
-
-  /** The key that names what this handle holds, within its session. */
-  abstract get key(): string;
 
   /**
    * Aborted once when the lock or permits are lost (the session is gone);
    * never by a release. Pass it to the work the lock guards.
    */
   get signal(): AbortSignal {
-    return this.lost.signal;
+    if (this.lostController === undefined) {
+      this.lostController = new AbortController();
+      if (this.isLost) this.lostController.abort(this.lostReason);
+    }
+    return this.lostController.signal;
   }
 
   /** True while it holds: not released and not lost. */
   get held(): boolean {
-    return !this.released && !this.lost.signal.aborted;
+    return !this.released && !this.isLost;
   }
 
   /** Marks it lost (once) with `reason`; called by its session. */
   markLost(reason: unknown): void {
-    if (this.released || this.lost.signal.aborted) return;
-    this.lost.abort(reason);
+    if (this.released || this.isLost) return;
+    this.isLost = true;
+    this.lostReason = reason;
+    this.lostController?.abort(reason);
   }
 
   /**
@@ -66,13 +84,9 @@ export abstract class Held implements AsyncDisposable {
    */
   async release(): Promise<void> {
     if (this.released) return;
-    if (this.lost.signal.aborted) {
-      this.released = true;
-      this.owner.forget(this);
-      throw new LostError("it was lost before the release");
-    }
     this.released = true;
     this.owner.forget(this);
+    if (this.isLost) throw new LostError("it was lost before the release");
     try {
       await this.sendRelease();
     } catch (error) {
@@ -81,7 +95,7 @@ export abstract class Held implements AsyncDisposable {
     }
   }
 
-  protected abstract sendRelease(): Promise<void>;
+  protected abstract sendRelease(): Promise<unknown>;
 
   /** Releases; errors ignored (best effort, as a destructor). */
   async [Symbol.asyncDispose](): Promise<void> {
@@ -98,30 +112,15 @@ export class Lock extends Held {
   /** How many times the session holds it (re-acquisition counts). */
   readonly count: number;
 
-  constructor(
-    owner: HandleOwner,
-    grant: {
-      ns: string;
-      resource: string;
-      principal: string;
-      mode: HeldMode;
-      fence: number;
-      count: number;
-      waited: boolean;
-    },
-  ) {
-    super(owner, grant.ns, grant.principal, grant.fence, grant.waited);
+  constructor(owner: HandleOwner, grant: Grant & { resource: string; mode: HeldMode; count: number }) {
+    super(owner, grant, lockKey(grant.ns, grant.principal, grant.resource));
     this.resource = grant.resource;
     this.mode = grant.mode;
     this.count = grant.count;
   }
 
-  get key(): string {
-    return lockKey(this.ns, this.principal, this.resource);
-  }
-
-  protected async sendRelease(): Promise<void> {
-    await releaseLock(this.owner.transport, this.ns, {
+  protected sendRelease(): Promise<void> {
+    return releaseLock(this.owner.transport, this.ns, {
       session: this.owner.id,
       resource: this.resource,
       owner: "Session",
@@ -139,30 +138,15 @@ export class SemaphoreSlot extends Held {
   /** The permits this handle holds (the session may hold more through others). */
   readonly permits: number;
 
-  constructor(
-    owner: HandleOwner,
-    grant: {
-      ns: string;
-      name: string;
-      principal: string;
-      limit: number;
-      permits: number;
-      fence: number;
-      waited: boolean;
-    },
-  ) {
-    super(owner, grant.ns, grant.principal, grant.fence, grant.waited);
+  constructor(owner: HandleOwner, grant: Grant & { name: string; limit: number; permits: number }) {
+    super(owner, grant, semaphoreKey(grant.ns, grant.principal, grant.name));
     this.name = grant.name;
     this.limit = grant.limit;
     this.permits = grant.permits;
   }
 
-  get key(): string {
-    return semaphoreKey(this.ns, this.principal, this.name);
-  }
-
-  protected async sendRelease(): Promise<void> {
-    await releaseSemaphore(this.owner.transport, this.ns, this.name, {
+  protected sendRelease(): Promise<number> {
+    return releaseSemaphore(this.owner.transport, this.ns, this.name, {
       session: this.owner.id,
       permits: this.permits,
       owner: "Session",

@@ -11,6 +11,7 @@ import {
   keepalive,
   listLocks,
   seg,
+  send,
 } from "./calls.js";
 import { LeaseholdError, SessionLostError, UnreachableError } from "./errors.js";
 import { type HandleOwner, type Held, Lock, lockKey, SemaphoreSlot, semaphoreKey } from "./handles.js";
@@ -126,9 +127,7 @@ export class Session implements HandleOwner, AsyncDisposable {
     this.assertOpen();
     const mode = options.mode ?? "Exclusive";
     const principal = options.principal ?? "public";
-    const timeoutMs = options.timeoutMs ?? -1;
-    const heldAlready = this.holds(lockKey(ns, principal, resource));
-    const send = (timeout: number) =>
+    const ask = (timeout: number) =>
       acquireOnce(
         this.transport,
         ns,
@@ -154,15 +153,7 @@ export class Session implements HandleOwner, AsyncDisposable {
         count: mine.count,
       } as const;
     };
-    let grant: Schemas["AcquireGranted"];
-    try {
-      grant =
-        heldAlready || timeoutMs === 0
-          ? await sendOnce(send, timeoutMs)
-          : await acrossBreaks(this.transport, timeoutMs, send, afterBreak, options.signal);
-    } catch (error) {
-      throw this.sessionError(error);
-    }
+    const grant = await this.acquire(lockKey(ns, principal, resource), options, ask, afterBreak);
     return this.keep(
       new Lock(this, {
         ns,
@@ -186,9 +177,7 @@ export class Session implements HandleOwner, AsyncDisposable {
     this.assertOpen();
     const principal = options.principal ?? "public";
     const permits = options.permits ?? 1;
-    const timeoutMs = options.timeoutMs ?? -1;
-    const heldAlready = this.holds(semaphoreKey(ns, principal, name));
-    const send = (timeout: number) =>
+    const ask = (timeout: number) =>
       acquireSemaphoreOnce(
         this.transport,
         ns,
@@ -207,15 +196,7 @@ export class Session implements HandleOwner, AsyncDisposable {
       }
       return { result: 1, status: "granted_after_wait", fence: mine.fence, permits: mine.permits } as const;
     };
-    let grant: Schemas["SemaphoreGranted"];
-    try {
-      grant =
-        heldAlready || timeoutMs === 0
-          ? await sendOnce(send, timeoutMs)
-          : await acrossBreaks(this.transport, timeoutMs, send, afterBreak, options.signal);
-    } catch (error) {
-      throw this.sessionError(error);
-    }
+    const grant = await this.acquire(semaphoreKey(ns, principal, name), options, ask, afterBreak);
     return this.keep(
       new SemaphoreSlot(this, {
         ns,
@@ -236,12 +217,7 @@ export class Session implements HandleOwner, AsyncDisposable {
   async transaction(): Promise<Transaction> {
     this.assertOpen();
     try {
-      const a = await this.transport.request({
-        method: "POST",
-        path: `/v1/sessions/${seg(this.id)}/transaction`,
-        retry: "refused",
-        timeoutMs: this.transport.ioTimeoutMs,
-      });
+      const a = await send(this.transport, "POST", `/v1/sessions/${seg(this.id)}/transaction`);
       const begun = expect<Schemas["Transaction"]>(a, 201);
       return new Transaction(this.transport, this.id, begun.transaction);
     } catch (error) {
@@ -280,6 +256,32 @@ export class Session implements HandleOwner, AsyncDisposable {
     this.lostController.abort(error);
     for (const handle of this.handles) handle.markLost(error);
     this.handles.clear();
+  }
+
+  /**
+   * Sends an acquire: once when a handle of this session holds `key` already
+   * or the wait is 0 (a break is then UnreachableError: it may have been
+   * granted), else across breaks (`afterBreak` reads what the session holds).
+   */
+  private async acquire<T>(
+    key: string,
+    options: { timeoutMs?: number; signal?: AbortSignal },
+    ask: (timeoutMs: number) => Promise<T>,
+    afterBreak: (broke: LeaseholdError) => Promise<T | undefined>,
+  ): Promise<T> {
+    const timeoutMs = options.timeoutMs ?? -1;
+    if (timeoutMs !== 0 && !this.holds(key)) {
+      try {
+        return await acrossBreaks(this.transport, timeoutMs, ask, afterBreak, options.signal);
+      } catch (error) {
+        throw this.sessionError(error);
+      }
+    }
+    try {
+      return await ask(timeoutMs);
+    } catch (error) {
+      throw this.sessionError(notAskedAgain(error));
+    }
   }
 
   private holds(key: string): boolean {
@@ -326,16 +328,12 @@ export class Session implements HandleOwner, AsyncDisposable {
   }
 }
 
-/** A wait that is sent once: a break is UnreachableError (it may have been granted). */
-async function sendOnce<T>(send: (timeout: number) => Promise<T>, timeoutMs: number): Promise<T> {
-  try {
-    return await send(timeoutMs);
-  } catch (error) {
-    if (error instanceof LeaseholdError && error.code === "unavailable") {
-      throw new UnreachableError(`${error.message} (not asked again: the session may hold it)`, { cause: error });
-    }
-    throw error;
+/** A break of a wait sent once is UnreachableError: the session may hold what it asked for. */
+function notAskedAgain(error: unknown): unknown {
+  if (error instanceof LeaseholdError && error.code === "unavailable") {
+    return new UnreachableError(`${error.message} (not asked again: the session may hold it)`, { cause: error });
   }
+  return error;
 }
 
 function onAbort<E>(signal: AbortSignal, listener: (reason: E) => void): () => void {

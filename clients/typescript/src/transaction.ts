@@ -1,7 +1,7 @@
 // A session's transaction: staged record writes, operation records and
 // outbox messages, applied together at commit or not at all (docs/outbox.md).
 import type { AnswerOf, ClaimedMessage, RequestOf } from "./api_types.js";
-import { expect, seg } from "./calls.js";
+import { expect, seg, send } from "./calls.js";
 import { LostError } from "./errors.js";
 import type { Transport } from "./transport.js";
 
@@ -67,13 +67,7 @@ export class Transaction implements AsyncDisposable {
   }
 
   private post(path: string, body?: unknown) {
-    return this.transport.request({
-      method: "POST",
-      path,
-      body,
-      retry: "refused",
-      timeoutMs: this.transport.ioTimeoutMs,
-    });
+    return send(this.transport, "POST", path, body);
   }
 }
 
@@ -94,13 +88,7 @@ export async function claimMessages(
   o: ClaimOptions,
 ): Promise<ClaimedMessage[]> {
   const body: RequestOf<"claimMessages"> = { consumer: o.consumer, max: o.max ?? 10, lease_ms: o.leaseMs ?? 30_000 };
-  const a = await t.request({
-    method: "POST",
-    path: `/v1/outbox/${seg(ns)}/${seg(topic)}/claim`,
-    body,
-    retry: "refused",
-    timeoutMs: t.ioTimeoutMs,
-  });
+  const a = await send(t, "POST", `/v1/outbox/${seg(ns)}/${seg(topic)}/claim`, body);
   return expect<AnswerOf<"claimMessages", 200>>(a, 200).messages;
 }
 

@@ -40,6 +40,7 @@ const kConnectBudgetMs = 2_000;
 const kMaxNodes = 32;
 // A node that answered this recently is not probed before a request.
 const kTrustedForMs = 5_000;
+const kLongestTimerMs = 2 ** 31 - 1;
 const kConnectErrorCodes = new Set([
   "ECONNREFUSED",
   "ENOTFOUND",
@@ -142,18 +143,65 @@ function canConnect(node: Node, ms: number): Promise<boolean> {
   });
 }
 
+/**
+ * Aborts each call's controller once its deadline passes, with one timer
+ * for all of them (set for the earliest; unref'd: a call in flight holds its
+ * socket, which keeps the process up).
+ */
+class Deadlines {
+  private readonly pending = new Map<AbortController, number>();
+  private timer: NodeJS.Timeout | undefined;
+  private at = Number.POSITIVE_INFINITY;
+
+  add(controller: AbortController, deadline: number): void {
+    this.pending.set(controller, deadline);
+    if (deadline < this.at) this.arm(deadline);
+  }
+
+  delete(controller: AbortController): void {
+    this.pending.delete(controller);
+  }
+
+  private arm(at: number): void {
+    clearTimeout(this.timer);
+    this.at = at;
+    // Capped as Node caps a delay (a longer one fires at once): past the cap it is set again.
+    this.timer = setTimeout(this.fire, Math.min(Math.max(at - Date.now(), 0), kLongestTimerMs));
+    this.timer.unref();
+  }
+
+  private readonly fire = (): void => {
+    this.timer = undefined;
+    this.at = Number.POSITIVE_INFINITY;
+    const now = Date.now();
+    let next = Number.POSITIVE_INFINITY;
+    for (const [controller, deadline] of this.pending) {
+      if (deadline <= now) {
+        this.pending.delete(controller);
+        controller.abort();
+      } else if (deadline < next) next = deadline;
+    }
+    if (next !== Number.POSITIVE_INFINITY) this.arm(next);
+  };
+}
+
 /** The nodes of one client and the rules for asking them; shared by every handle of the client. */
 export class Transport {
   private readonly nodes: Node[];
   private leader: Node;
   readonly ioTimeoutMs: number;
-  private readonly token: string | undefined;
+  // Built once: a headers object made anew per call costs undici ten times as much to read.
+  private readonly headers: Readonly<Record<string, string>>;
+  private readonly bodyHeaders: Readonly<Record<string, string>>;
+  private readonly deadlines = new Deadlines();
 
   constructor(urls: string, ioTimeoutMs: number, token?: string) {
     this.nodes = parseUrls(urls).map(nodeOf);
     this.leader = this.nodes[0] as Node;
     this.ioTimeoutMs = ioTimeoutMs;
-    this.token = token;
+    const auth: Record<string, string> = token === undefined ? {} : { authorization: `Bearer ${token}` };
+    this.headers = { accept: "application/json", ...auth };
+    this.bodyHeaders = { accept: "application/json", ...auth, "content-type": "application/json" };
   }
 
   /** The URLs known now (given and learned), the believed leader first. */
@@ -171,14 +219,15 @@ export class Transport {
     let deadline = call.timeoutMs === undefined ? undefined : Date.now() + call.timeoutMs;
     let pause = 50;
     for (;;) {
-      const visited = new Set<Node>();
       const queue = this.ordered();
+      // Few nodes (at most 32): an array is cheaper than a Set.
+      const visited: Node[] = [];
       let answered = false;
       let problem: LeaseholdError | undefined;
       while (queue.length > 0) {
         const node = queue.shift() as Node;
-        if (visited.has(node)) continue;
-        visited.add(node);
+        if (visited.includes(node)) continue;
+        visited.push(node);
         const attempt = await this.attempt(node, call, deadline);
         if (attempt.kind === "notSent") {
           node.suspect = true;
@@ -207,7 +256,7 @@ export class Transport {
             code: "unavailable",
             status: 307,
           });
-          if (next !== undefined && !visited.has(next)) {
+          if (next !== undefined && !visited.includes(next)) {
             this.leader = next;
             queue.unshift(next);
           }
@@ -255,9 +304,13 @@ export class Transport {
 
   /** The believed leader, then the other nodes in order, then those that failed us last. */
   private ordered(): Node[] {
-    const rest = this.nodes.filter((n) => n !== this.leader);
-    const all = [this.leader, ...rest];
-    return [...all.filter((n) => !n.suspect), ...all.filter((n) => n.suspect)];
+    const leader = this.leader;
+    if (this.nodes.length === 1) return [leader];
+    const trusted: Node[] = [];
+    const suspect: Node[] = [];
+    (leader.suspect ? suspect : trusted).push(leader);
+    for (const n of this.nodes) if (n !== leader) (n.suspect ? suspect : trusted).push(n);
+    return suspect.length === 0 ? trusted : trusted.concat(suspect);
   }
 
   /** The node a redirect names, learned when new (up to 32); undefined when not http(s). */
@@ -287,26 +340,43 @@ export class Transport {
         return { kind: "notSent", error: new Error(`no connection within ${budget} ms`) };
       }
     }
-    const controller = new AbortController();
-    const timer = left === undefined ? undefined : setTimeout(() => controller.abort(), left);
-    const onAbort = () => controller.abort();
-    call.signal?.addEventListener("abort", onAbort, { once: true });
+    // A signal only where something can abort the call: undici's handling of one
+    // costs more than the rest of the request. A deadline needs a controller of
+    // the call's own (the deadlines share one timer); a caller's signal alone is
+    // handed on as it is.
+    let controller: AbortController | undefined;
+    let signal = call.signal;
+    let onAbort: (() => void) | undefined;
+    if (deadline !== undefined) {
+      const own = new AbortController();
+      controller = own;
+      signal = own.signal;
+      this.deadlines.add(own, deadline);
+      if (call.signal?.aborted) own.abort();
+      else if (call.signal !== undefined) {
+        onAbort = () => own.abort();
+        call.signal.addEventListener("abort", onAbort, { once: true });
+      }
+    }
     const cleanup = () => {
-      clearTimeout(timer);
-      call.signal?.removeEventListener("abort", onAbort);
+      if (controller === undefined) return;
+      this.deadlines.delete(controller);
+      if (onAbort !== undefined) call.signal?.removeEventListener("abort", onAbort);
     };
-    const headers: Record<string, string> = { accept: "application/json" };
-    if (this.token !== undefined) headers.authorization = `Bearer ${this.token}`;
-    if (call.body !== undefined) headers["content-type"] = "application/json";
     let response: Response;
     try {
-      response = await fetch(node.origin + call.path, {
-        method: call.method,
-        headers,
-        body: call.body === undefined ? undefined : JSON.stringify(call.body),
-        redirect: "manual",
-        signal: controller.signal,
-      });
+      response = await fetch(
+        node.origin + call.path,
+        call.body === undefined
+          ? { method: call.method, headers: this.headers, redirect: "manual", signal }
+          : {
+              method: call.method,
+              headers: this.bodyHeaders,
+              body: JSON.stringify(call.body),
+              redirect: "manual",
+              signal,
+            },
+      );
     } catch (error) {
       cleanup();
       return this.failed(error, call, controller);
@@ -342,9 +412,9 @@ export class Transport {
     return { kind: "answer", status: response.status, body, location: response.headers.get("location") };
   }
 
-  private failed(error: unknown, call: Call, controller: AbortController): Attempt {
+  private failed(error: unknown, call: Call, controller: AbortController | undefined): Attempt {
     if (call.signal?.aborted) throw new CancelledError("cancelled by the caller's signal", 0, call.signal.reason);
-    if (controller.signal.aborted) return { kind: "timedOut" };
+    if (controller?.signal.aborted) return { kind: "timedOut" };
     if (isConnectError(error)) return { kind: "notSent", error };
     return { kind: "broken", error };
   }

@@ -3,7 +3,9 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { after, before } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
+import { Client } from "../src/index.js";
 
 export const binary = process.env.LEASEHOLD_BINARY;
 
@@ -103,6 +105,22 @@ export class TestServer {
     const text = await res.text();
     return { status: res.status, body: text ? JSON.parse(text) : undefined };
   }
+}
+
+/**
+ * A server of the test file's own and a client of it: started before the
+ * file's tests, stopped after them. Read both through the returned object.
+ */
+export function serverAndClient(options?: ServerOptions): { server: TestServer; client: Client } {
+  const fixture = {} as { server: TestServer; client: Client };
+  before(async () => {
+    fixture.server = await TestServer.start(options);
+    fixture.client = new Client({ url: fixture.server.url });
+  });
+  after(async () => {
+    await fixture.server?.stop();
+  });
+  return fixture;
 }
 
 /** Waits until `predicate()` is true, or throws after `ms`. */

@@ -1,61 +1,53 @@
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import { Client, LockedError, LostError } from "../src/index.js";
-import { aborted, TestServer } from "./helpers.js";
+import { LockedError, LostError } from "../src/index.js";
+import { aborted, serverAndClient } from "./helpers.js";
 
-let server: TestServer;
-let client: Client;
-before(async () => {
-  server = await TestServer.start();
-  client = new Client({ url: server.url });
-});
-after(async () => {
-  await server?.stop();
-});
+const fx = serverAndClient();
 
 test("a session and its lock live past the ttl through keepalives", async () => {
-  await using s = await client.session("kept", { ttlMs: 1_200 });
+  await using s = await fx.client.session("kept", { ttlMs: 1_200 });
   const lk = await s.lock("app", "kept-lock");
   await sleep(3_000);
   assert.equal(s.lost, false);
   assert.equal(lk.held, true);
-  const listed = (await client.locks("app")).find((l) => l.resource === "kept-lock");
+  const listed = (await fx.client.locks("app")).find((l) => l.resource === "kept-lock");
   assert.equal(listed.granted[0].session, s.id);
 });
 
 test("a checkout lives past its ttl through renewals", async () => {
-  await client.put("docs", "renewed", "v1");
-  await using doc = await client.checkout("docs", "renewed", { owner: "Asha", ttlMs: 1_200 });
+  await fx.client.put("docs", "renewed", "v1");
+  await using doc = await fx.client.checkout("docs", "renewed", { owner: "Asha", ttlMs: 1_200 });
   const firstExpiry = doc.expiresAt;
   await sleep(3_000);
   assert.equal(doc.held, true);
   assert.notEqual(doc.expiresAt, firstExpiry);
   const saved = await doc.save("v2");
   assert.equal(saved.version, 2);
-  await assert.rejects(client.checkout("docs", "renewed", { owner: "Ben" }), LockedError);
+  await assert.rejects(fx.client.checkout("docs", "renewed", { owner: "Ben" }), LockedError);
 });
 
 test("a checkout broken by an administrator is lost at its next renewal; save throws LostError", async () => {
-  await client.put("docs", "broken", "v1");
-  const doc = await client.checkout("docs", "broken", { owner: "Asha", ttlMs: 1_500 });
-  const broke = await server.api("POST", "/v1/records/docs/broken/break");
+  await fx.client.put("docs", "broken", "v1");
+  const doc = await fx.client.checkout("docs", "broken", { owner: "Asha", ttlMs: 1_500 });
+  const broke = await fx.server.api("POST", "/v1/records/docs/broken/break");
   assert.equal(broke.body.broken, true);
   const reason = await aborted(doc.signal);
   assert.ok(reason instanceof LostError);
   assert.equal(doc.held, false);
   await assert.rejects(doc.save("late"), LostError);
   // The accidental new lease was checked in: someone else may take the key.
-  const other = await client.checkout("docs", "broken", { owner: "Ben", ttlMs: 5_000 });
+  const other = await fx.client.checkout("docs", "broken", { owner: "Ben", ttlMs: 5_000 });
   await other.checkin();
 });
 
 test("a checkout taken over by someone else is lost at its next renewal", async () => {
-  const doc = await client.checkout("docs", "taken", { owner: "Asha", ttlMs: 1_500 });
-  await server.api("POST", "/v1/records/docs/taken/break");
-  const ben = await client.checkout("docs", "taken", { owner: "Ben", ttlMs: 10_000 });
+  const doc = await fx.client.checkout("docs", "taken", { owner: "Asha", ttlMs: 1_500 });
+  await fx.server.api("POST", "/v1/records/docs/taken/break");
+  const ben = await fx.client.checkout("docs", "taken", { owner: "Ben", ttlMs: 10_000 });
   const reason = await aborted(doc.signal);
   assert.ok(reason instanceof LostError);
-  assert.equal((await client.get("docs", "taken")).locked_by, "Ben");
+  assert.equal((await fx.client.get("docs", "taken")).locked_by, "Ben");
   await ben.checkin();
 });

@@ -89,6 +89,13 @@ function name(request) {
   return as;
 }
 
+/** Names a new handle `as` and reports its loss as event "lost". */
+function keep(as, held) {
+  handles.set(as, held);
+  watchSignal(held.signal, "lost", as);
+  return held;
+}
+
 function theClient() {
   if (client === undefined) throw new DriverError("no client: send op client first");
   return client;
@@ -101,9 +108,7 @@ const ops = {
   },
   async session(r) {
     const as = name(r);
-    const s = await theClient().session(need(r, "name"), { ttlMs: r.ttl_ms });
-    handles.set(as, s);
-    watchSignal(s.signal, "lost", as);
+    const s = keep(as, await theClient().session(need(r, "name"), { ttlMs: r.ttl_ms }));
     watchSignal(s.locksLost, "locks_lost", as);
     return { session: s.id };
   },
@@ -113,23 +118,21 @@ const ops = {
   },
   async lock(r) {
     const as = name(r);
-    const lk = await handle(r, "session").lock(need(r, "ns"), need(r, "resource"), {
+    const acquired = handle(r, "session").lock(need(r, "ns"), need(r, "resource"), {
       mode: r.mode,
       timeoutMs: r.timeout_ms,
     });
-    handles.set(as, lk);
-    watchSignal(lk.signal, "lost", as);
+    const lk = keep(as, await acquired);
     return { fence: lk.fence, mode: lk.mode, waited: lk.waited };
   },
   async semaphore(r) {
     const as = name(r);
-    const slot = await handle(r, "session").semaphore(need(r, "ns"), need(r, "name"), {
+    const acquired = handle(r, "session").semaphore(need(r, "ns"), need(r, "name"), {
       limit: need(r, "limit"),
       permits: r.permits,
       timeoutMs: r.timeout_ms,
     });
-    handles.set(as, slot);
-    watchSignal(slot.signal, "lost", as);
+    const slot = keep(as, await acquired);
     return { fence: slot.fence, permits: slot.permits, waited: slot.waited };
   },
   async release(r) {
@@ -138,9 +141,8 @@ const ops = {
   },
   async checkout(r) {
     const as = name(r);
-    const doc = await theClient().checkout(need(r, "ns"), need(r, "key"), { owner: need(r, "owner"), ttlMs: r.ttl_ms });
-    handles.set(as, doc);
-    watchSignal(doc.signal, "lost", as);
+    const taken = theClient().checkout(need(r, "ns"), need(r, "key"), { owner: need(r, "owner"), ttlMs: r.ttl_ms });
+    const doc = keep(as, await taken);
     return { token: doc.token, fence: doc.fence };
   },
   async save(r) {
