@@ -107,13 +107,37 @@ def measure_threads(run: Run, warmup: float, seconds: float) -> tuple[int, float
     return p1 - p0, t1 - t0, c1 - c0
 
 
+def drive_threads(name: str, args: argparse.Namespace,
+                  loop: Any, close: Any) -> int:
+    """Runs loop(run, i, ready) on one thread per caller (each waits at `ready`
+    once its session is open), measures, closes and reports; 1 on a failure."""
+    n = args.callers
+    run = Run(n)
+    ready = threading.Barrier(n + 1)
+    threads = [threading.Thread(target=loop, args=(run, i, ready)) for i in range(n)]
+    try:
+        for t in threads:
+            t.start()
+        with contextlib.suppress(threading.BrokenBarrierError):
+            ready.wait()
+        pairs, wall, cpu = measure_threads(run, args.warmup, args.seconds)
+        for t in threads:
+            t.join()
+    finally:
+        close()
+    if run.error:
+        print(f"py_bench {name}: {run.error}", file=sys.stderr)
+        return 1
+    report(name, n, pairs, wall, cpu)
+    return 0
+
+
 def client_sync(args: argparse.Namespace) -> int:
     import leasehold
 
     client = leasehold.Client(args.url)
-    ready = threading.Barrier(args.callers + 1)
 
-    def loop(run: Run, i: int) -> None:
+    def loop(run: Run, i: int, ready: threading.Barrier) -> None:
         r = f"r-{i}"
         try:
             with client.session(f"bench-py-{i}", ttl=60.0) as s:
@@ -128,25 +152,7 @@ def client_sync(args: argparse.Namespace) -> int:
             run.fail("client-sync", e)
             ready.abort()
 
-    try:
-        run = Run(args.callers)
-        threads = [threading.Thread(target=loop, args=(run, i)) for i in range(args.callers)]
-        for t in threads:
-            t.start()
-        try:
-            ready.wait()
-        except threading.BrokenBarrierError:
-            pass
-        pairs, wall, cpu = measure_threads(run, args.warmup, args.seconds)
-        for t in threads:
-            t.join()
-    finally:
-        client.close()
-    if run.error:
-        print(f"py_bench client-sync: {run.error}", file=sys.stderr)
-        return 1
-    report("py-client-sync", args.callers, pairs, wall, cpu)
-    return 0
+    return drive_threads("py-client-sync", args, loop, client.close)
 
 
 def check(resp: Any, status: int, what: str) -> Any:
@@ -161,10 +167,9 @@ def httpx_sync(args: argparse.Namespace) -> int:
     n = args.callers
     http = httpx.Client(base_url=args.url, timeout=30.0,
                         limits=httpx.Limits(max_connections=n, max_keepalive_connections=n))
-    ready = threading.Barrier(n + 1)
     acquire_url, release_url = f"/v1/applocks/{NS}/acquire", f"/v1/applocks/{NS}/release"
 
-    def loop(run: Run, i: int) -> None:
+    def loop(run: Run, i: int, ready: threading.Barrier) -> None:
         r = f"r-{i}"
         try:
             sid = check(http.post("/v1/sessions", json={"name": f"bench-httpx-{i}",
@@ -188,23 +193,7 @@ def httpx_sync(args: argparse.Namespace) -> int:
             run.fail("httpx-sync", e)
             ready.abort()
 
-    run = Run(n)
-    threads = [threading.Thread(target=loop, args=(run, i)) for i in range(n)]
-    for t in threads:
-        t.start()
-    try:
-        ready.wait()
-    except threading.BrokenBarrierError:
-        pass
-    pairs, wall, cpu = measure_threads(run, args.warmup, args.seconds)
-    for t in threads:
-        t.join()
-    http.close()
-    if run.error:
-        print(f"py_bench httpx-sync: {run.error}", file=sys.stderr)
-        return 1
-    report("httpx-sync", n, pairs, wall, cpu)
-    return 0
+    return drive_threads("httpx-sync", args, loop, http.close)
 
 
 # ---- asyncio ------------------------------------------------------------------
