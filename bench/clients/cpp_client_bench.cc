@@ -33,8 +33,7 @@ double CpuSeconds() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
   auto s = [](const timeval& t) {
-    return static_cast<double>(t.tv_sec) +
-           static_cast<double>(t.tv_usec) / 1e6;
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
   };
   return s(u.ru_utime) + s(u.ru_stime);
 }
