@@ -29,10 +29,12 @@ from ._errors import (
     LockCancelled,
     Locked,
     LockTimeout,
+    Lost,
     NotFound,
     Refused,
     SessionLost,
     StaleFence,
+    TransactionAborted,
     Unreachable,
 )
 
@@ -117,6 +119,9 @@ _CODE_CLASS: dict[str, type[LeaseholdError]] = {
     "stale_fence": StaleFence,
     "not_found": NotFound,
     "exists": Exists,
+    "transaction_aborted": TransactionAborted,
+    "transaction_expired": TransactionAborted,
+    "transaction_lost": TransactionAborted,
 }
 
 
@@ -437,13 +442,19 @@ class Grant:
 
 
 def acquire_lock_request(
-    ns: str, session: str, resource: str, mode: str, timeout: float | None, principal: str
+    ns: str,
+    session: str,
+    resource: str,
+    mode: str,
+    timeout: float | None,
+    principal: str,
+    owner: str = "Session",
 ) -> Request:
     doc = {
         "session": session,
         "resource": resource,
         "mode": mode,
-        "owner": "Session",
+        "owner": owner,
         "timeout_ms": ms(timeout),
         "principal": principal,
     }
@@ -814,13 +825,16 @@ def delete(
     fence: int | None,
     token: str | None,
     owner: str | None,
-) -> Plan[None]:
-    req = Request(
-        "DELETE", f"/v1/records/{seg(ns)}/{seg(key)}", body(proof(fence, token, owner)), Retry.WRITE
-    )
+    session: str | None = None,
+) -> Plan[Json]:
+    doc = proof(fence, token, owner)
+    if session is not None:
+        doc["session"] = session
+    req = Request("DELETE", f"/v1/records/{seg(ns)}/{seg(key)}", body(doc), Retry.WRITE)
     status, answer = yield from call_json(nodes, req, io_timeout)
-    if status != 200:
+    if status not in (200, 202):
         raise write_refusal(status, answer, "deleted")
+    return answer
 
 
 def get(nodes: Nodes, io_timeout: float, path: str, ok: tuple[int, ...] = (200,)) -> Plan[Json]:
@@ -837,6 +851,105 @@ def post(
 ) -> Plan[Json]:
     payload = body(doc) if doc is not None else None
     return (yield from expect(nodes, Request("POST", path, payload, retry), io_timeout, ok))
+
+
+# ---------------------------------------------------------------- transactions and the outbox
+# Every call here is sent once (Retry.WRITE): after a break it raises Unreachable and
+# the transaction's fate is read from the server, never guessed by sending it again.
+
+
+def transaction_path(session: str, action: str = "") -> str:
+    return f"/v1/sessions/{seg(session)}/transaction" + (f"/{action}" if action else "")
+
+
+def begin_transaction(nodes: Nodes, io_timeout: float, session: str) -> Plan[Json]:
+    return (yield from post(nodes, io_timeout, transaction_path(session), None, (201,)))
+
+
+def commit_transaction(nodes: Nodes, io_timeout: float, session: str) -> Plan[Json]:
+    return (yield from post(nodes, io_timeout, transaction_path(session, "commit"), None))
+
+
+def rollback_transaction(nodes: Nodes, io_timeout: float, session: str) -> Plan[None]:
+    yield from post(nodes, io_timeout, transaction_path(session, "rollback"), None)
+
+
+def transaction_lock(
+    nodes: Nodes,
+    io_timeout: float,
+    ns: str,
+    session: str,
+    resource: str,
+    mode: str,
+    timeout: float | None,
+    principal: str,
+) -> Plan[Grant]:
+    """An application lock owned by the session's transaction. Unlike a session's
+    lock it is not ridden through: a restart loses the transaction (and its locks)."""
+    req = acquire_lock_request(ns, session, resource, mode, timeout, principal, "Transaction")
+    try:
+        status, doc = yield from call_json(nodes, req, io_timeout)
+    except WaitBroken:
+        raise unreachable("the wait broke; the lock may or may not be held") from None
+    return grant_from(status, doc)
+
+
+def begin_operation(
+    nodes: Nodes, io_timeout: float, ns: str, op_id: str, session: str
+) -> Plan[Json]:
+    path = f"/v1/operations/{seg(ns)}/{seg(op_id)}/begin"
+    return (yield from post(nodes, io_timeout, path, {"session": session}))
+
+
+def complete_operation(
+    nodes: Nodes, io_timeout: float, ns: str, op_id: str, session: str, outcome: Any
+) -> Plan[Json]:
+    path = f"/v1/operations/{seg(ns)}/{seg(op_id)}/complete"
+    return (yield from post(nodes, io_timeout, path, {"session": session, "outcome": outcome}))
+
+
+def enqueue(
+    nodes: Nodes,
+    io_timeout: float,
+    ns: str,
+    topic: str,
+    key: str,
+    payload: Any,
+    session: str | None,
+) -> Plan[Json]:
+    doc: Json = {"key": key, "payload": payload}
+    if session is not None:
+        doc["session"] = session
+    path = f"/v1/outbox/{seg(ns)}/{seg(topic)}"
+    return (yield from post(nodes, io_timeout, path, doc, (201, 200)))
+
+
+def claim(
+    nodes: Nodes, io_timeout: float, ns: str, topic: str, consumer: str, max: int, lease: float
+) -> Plan[Json]:
+    doc = {"consumer": consumer, "max": max, "lease_ms": ms(lease)}
+    path = f"/v1/outbox/{seg(ns)}/{seg(topic)}/claim"
+    return (yield from post(nodes, io_timeout, path, doc))
+
+
+def ack(
+    nodes: Nodes, io_timeout: float, ns: str, topic: str, id: int, claim_token: str
+) -> Plan[Json]:
+    """Acks a claimed message. A repeated ack with the same token changes nothing, so
+    this one may be sent again after a break (Retry.IDEMPOTENT)."""
+    req = Request(
+        "POST",
+        f"/v1/outbox/{seg(ns)}/{seg(topic)}/ack",
+        body({"id": id, "claim_token": claim_token}),
+        Retry.IDEMPOTENT,
+    )
+    status, doc = yield from call_json(nodes, req, io_timeout)
+    if status == 423:
+        reason = str(doc.get("reason", "not_owner"))
+        raise make_error(Lost, reason, f"the claim of message {id} is no longer ours", status)
+    if status != 200:
+        raise error_from_answer(status, doc)
+    return doc
 
 
 # ---------------------------------------------------------------- server-sent events
@@ -944,3 +1057,105 @@ def records_path(
 def checked_in_or_gone(error: LeaseholdError) -> bool:
     """A check-in refused because the lease is no longer ours changes nothing."""
     return error.code in ("not_owner", "expired")
+
+
+@dataclass(frozen=True, slots=True)
+class TransactionLock:
+    """A lock owned by a transaction (released at its commit or rollback): ``fence``
+    (pass it to the writes the lock guards), ``mode`` (combined), ``count``, ``waited``."""
+
+    ns: str
+    resource: str
+    fence: int
+    mode: str
+    count: int
+    waited: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Operation:
+    """What ``begin_operation`` found in the committed state: ``state`` ``"new"``, or
+    ``"completed"`` with the stored ``outcome`` (any JSON value) and ``completed_at``."""
+
+    state: str
+    outcome: Any = None
+    completed_at: str | None = None
+
+    @property
+    def completed(self) -> bool:
+        return self.state == "completed"
+
+    @classmethod
+    def from_json(cls, doc: Json) -> Operation:
+        return cls(str(doc.get("state", "")), doc.get("outcome"), doc.get("completed_at"))
+
+
+@dataclass(frozen=True, slots=True)
+class Enqueued:
+    """An outbox message enqueued (or staged): its ``id``; ``duplicate`` when its key
+    was enqueued before (``id`` is then the existing message's)."""
+
+    id: int
+    duplicate: bool
+    staged: bool
+
+    @classmethod
+    def from_json(cls, doc: Json) -> Enqueued:
+        return cls(int(doc["id"]), bool(doc.get("duplicate")), bool(doc.get("staged")))
+
+
+@dataclass(frozen=True, slots=True)
+class Applied:
+    """One write a commit applied, in the order staged: ``op`` is ``insert``, ``save``,
+    ``delete`` (with the record's ``version`` for insert and save), ``complete`` (``key``
+    is the operation id) or ``enqueue`` (``topic``, message ``id``, ``duplicate``)."""
+
+    op: str
+    ns: str
+    key: str
+    version: int | None = None
+    topic: str | None = None
+    id: int | None = None
+    duplicate: bool | None = None
+
+    @classmethod
+    def from_json(cls, doc: Json) -> Applied:
+        return cls(
+            op=str(doc.get("op", "")),
+            ns=str(doc.get("ns", "")),
+            key=str(doc.get("key", "")),
+            version=doc.get("version"),
+            topic=doc.get("topic"),
+            id=doc.get("id"),
+            duplicate=doc.get("duplicate"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """An outbox message claimed by a consumer: ``payload`` (the JSON enqueued),
+    ``attempt`` (1 on the first claim), and the ``claim_token`` that acks it until
+    ``lease_expires_at``."""
+
+    id: int
+    key: str
+    payload: Any
+    attempt: int
+    claim_token: str
+    lease_expires_at: str
+
+    @classmethod
+    def from_json(cls, doc: Json) -> Message:
+        return cls(
+            id=int(doc["id"]),
+            key=str(doc["key"]),
+            payload=doc.get("payload"),
+            attempt=int(doc.get("attempt", 1)),
+            claim_token=str(doc["claim_token"]),
+            lease_expires_at=str(doc.get("lease_expires_at", "")),
+        )
+
+
+def transaction_gone(error: LeaseholdError) -> bool:
+    """A rollback refused because there is no transaction any more changes nothing."""
+    return isinstance(error, (TransactionAborted, SessionLost)) or error.code == "no_transaction"

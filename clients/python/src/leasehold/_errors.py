@@ -96,6 +96,14 @@ class Exists(LeaseholdError):
     """The record (or the operation) exists already (``exists``)."""
 
 
+class TransactionAborted(LeaseholdError):
+    """The transaction is over and nothing of it was applied; ``code`` says why:
+    ``transaction_aborted`` (a staged write no longer held at commit, or another
+    transaction completed the operation first), ``transaction_expired`` (open past the
+    namespace's ``max_transaction_ms``), ``transaction_lost`` (a server restart). Its
+    transaction-owned locks are released: begin a new transaction and do it again."""
+
+
 class Unreachable(LeaseholdError):
     """No server could be reached, or the connection broke (or no answer came in time)
     and the request could not be sent again safely: it may or may not have been done."""

@@ -17,14 +17,14 @@ import uuid
 from collections import deque
 from collections.abc import Iterator
 from types import TracebackType
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import httpx
 
 from . import _core
 from . import _sync_backend as backend
 from ._core import Answer, Failure, Json, Plan, Send, Sleep, seg
-from ._errors import LeaseholdError, Lost, SessionLost
+from ._errors import LeaseholdError, Lost, SessionLost, TransactionAborted
 
 T = TypeVar("T")
 
@@ -220,6 +220,25 @@ class Client:
         )
         return bool(doc.get("broken"))
 
+    # -- the outbox
+
+    def claim(
+        self, ns: str, topic: str, *, consumer: str, max: int = 10, lease: float = 30.0
+    ) -> list[_core.Message]:
+        """Leases up to ``max`` (1..1000) pending messages of ``topic`` to ``consumer``
+        for ``lease`` s, under one claim token; answers them oldest first (maybe none).
+        Sent once: a break raises Unreachable (the messages come back when the lease
+        runs out). Perform each effect idempotently (by its ``key``), then ``ack`` it."""
+        doc = self._run(_core.claim(self._nodes, self._io, ns, topic, consumer, max, lease))
+        return [_core.Message.from_json(m) for m in doc.get("messages", [])]
+
+    def ack(self, ns: str, topic: str, message: _core.Message) -> None:
+        """Acks a claimed message once its effect is done. A repeated ack is harmless
+        (and is sent again after a break). Raises Lost (``code`` ``not_owner`` or
+        ``expired``) when the claim ran out or the message was claimed again, NotFound
+        for an unknown id."""
+        self._run(_core.ack(self._nodes, self._io, ns, topic, message.id, message.claim_token))
+
     # -- listings and operating
 
     def locks(self, ns: str) -> list[Json]:
@@ -396,6 +415,31 @@ class Session:
 
         return acquire()
 
+    def transaction(self) -> Transaction:
+        """Begins the session's transaction (one at a time: ``transaction_open``). Answers
+        the Transaction; ``with`` it to roll back unless committed: leaving the
+        block without ``commit()`` (an exception, an early return) rolls it back. Raises
+        SessionLost, LeaseholdError, or Unreachable (a break after the request was sent:
+        the transaction may be open; ending the session rolls it back)."""
+
+        def begin() -> Transaction:
+            doc = self._call(
+                _core.begin_transaction(self._client._nodes, self._client._io, self.id)
+            )
+            return Transaction(self, doc)
+
+        return begin()
+
+    def _call(self, plan: Plan[T]) -> T:
+        """A call on the session's behalf: refused once it is lost, and noting its loss."""
+        self._check()
+        try:
+            return self._client._run(plan)
+        except LeaseholdError as e:
+            if e.code == "session_not_found":
+                self._mark_lost()
+            raise
+
     def close(self) -> None:
         """Ends the session (its locks are released by the server); best effort."""
         with contextlib.suppress(LeaseholdError):
@@ -511,6 +555,153 @@ class Slot(_Handle):
 
     def __enter__(self) -> Slot:
         return self
+
+
+class Transaction:
+    """The open transaction of a session (docs/api.md, "Transactions"): locks it owns,
+    staged record writes, operation records and outbox messages, all applied at once by
+    ``commit()`` or none of them. ``number`` is the server's transaction number,
+    ``deadline`` when ``max_transaction_ms`` rolls it back (None: unbounded).
+
+    Commit is explicit: ``with`` rolls the transaction back when the block is left
+    without ``commit()`` (by an exception, a return, or falling off its end); errors of
+    that rollback are dropped after an exception. Reads never see staged writes.
+
+    Every call is sent once: a connection that broke after the request was sent raises
+    Unreachable (it may or may not have been done; the commit's fate is then in the
+    records and the operation, never guessed by sending it again). TransactionAborted
+    (``transaction_aborted``, ``transaction_expired``, ``transaction_lost``) means
+    nothing was applied and the transaction is over: begin a new one. After commit or
+    rollback (or such an error) the handle refuses further calls (``no_transaction``)."""
+
+    def __init__(self, session: Session, doc: Json) -> None:
+        self.session = session
+        self.number = int(doc["transaction"])
+        self.deadline: str | None = doc.get("deadline")
+        self._finished = False
+
+    def _call(self, plan: Plan[T], *, last: bool = False) -> T:
+        if self._finished:
+            plan.close()
+            raise _core.make_error(
+                LeaseholdError, "no_transaction", f"transaction {self.number} is over", 0
+            )
+        if last:  # a commit or rollback ends the handle, whatever it answers
+            self._finished = True
+        try:
+            return self.session._call(plan)
+        except TransactionAborted:
+            self._finished = True
+            raise
+
+    def _ids(self) -> tuple[_core.Nodes, float, str]:
+        c = self.session._client
+        return c._nodes, c._io, self.session.id
+
+    def lock(
+        self,
+        ns: str,
+        resource: str,
+        *,
+        mode: str = "Exclusive",
+        timeout: float | None = None,
+        principal: str = "public",
+    ) -> _core.TransactionLock:
+        """Takes an application lock owned by the transaction, waiting up to ``timeout``
+        s (None: as long as it takes; 0: never); commit and rollback release it. Raises
+        LockTimeout, Deadlock, LockCancelled, and Unreachable for a broken wait (not
+        ridden through: a restart loses the transaction and its locks)."""
+        nodes, io, sid = self._ids()
+        grant = self._call(
+            _core.transaction_lock(nodes, io, ns, sid, resource, mode, timeout, principal)
+        )
+        return _core.TransactionLock(
+            ns, resource, grant.fence, grant.mode, grant.count, grant.waited
+        )
+
+    def begin_operation(self, ns: str, op_id: str) -> _core.Operation:
+        """Looks idempotent operation ``op_id`` up in the committed state: ``new``, or
+        ``completed`` with its stored ``outcome`` (then do nothing again)."""
+        nodes, io, sid = self._ids()
+        doc = self._call(_core.begin_operation(nodes, io, ns, op_id, sid))
+        return _core.Operation.from_json(doc)
+
+    def complete_operation(self, ns: str, op_id: str, outcome: Any) -> None:
+        """Stages the completion of ``op_id`` with ``outcome`` (any JSON value). Raises
+        Exists when it is completed already (or earlier in this transaction); another
+        transaction completing it first aborts this one's commit."""
+        nodes, io, sid = self._ids()
+        self._call(_core.complete_operation(nodes, io, ns, op_id, sid, outcome))
+
+    def enqueue(self, ns: str, topic: str, key: str, payload: Any) -> _core.Enqueued:
+        """Stages an outbox message (``payload``: any JSON value), enqueued at commit. A
+        ``key`` enqueued before is not enqueued again (``duplicate``)."""
+        nodes, io, sid = self._ids()
+        doc = self._call(_core.enqueue(nodes, io, ns, topic, key, payload, sid))
+        return _core.Enqueued.from_json(doc)
+
+    def put(self, ns: str, key: str, body: str, *, fence: int | None = None) -> None:
+        """Stages the creation of a record (checked now and again at commit, as
+        ``Client.put``); its version is in the commit's ``applied``."""
+        nodes, io, sid = self._ids()
+        self._call(_core.put(nodes, io, ns, key, body, fence, sid))
+
+    def save(
+        self,
+        ns: str,
+        key: str,
+        body: str,
+        *,
+        fence: int | None = None,
+        token: str | None = None,
+        owner: str | None = None,
+        if_version: int | None = None,
+    ) -> None:
+        """Stages a save with its proof, as ``Client.save`` (a refusal raises now; one
+        that no longer holds at commit aborts the commit)."""
+        nodes, io, sid = self._ids()
+        self._call(_core.save(nodes, io, ns, key, body, fence, token, owner, if_version, sid))
+
+    def delete(
+        self,
+        ns: str,
+        key: str,
+        *,
+        fence: int | None = None,
+        token: str | None = None,
+        owner: str | None = None,
+    ) -> None:
+        """Stages the deletion of a record with its proof, as ``Client.delete``."""
+        nodes, io, sid = self._ids()
+        self._call(_core.delete(nodes, io, ns, key, fence, token, owner, sid))
+
+    def commit(self) -> list[_core.Applied]:
+        """Applies every staged write at once and releases the transaction's locks;
+        answers what was applied, in the order staged. Raises TransactionAborted when a
+        staged write no longer held (nothing applied), Unreachable when the answer was
+        lost (it may have committed: read the operation or the records to know)."""
+        nodes, io, sid = self._ids()
+        doc = self._call(_core.commit_transaction(nodes, io, sid), last=True)
+        return [_core.Applied.from_json(a) for a in doc.get("applied", [])]
+
+    def rollback(self) -> None:
+        """Drops every staged write and releases the transaction's locks."""
+        nodes, io, sid = self._ids()
+        self._call(_core.rollback_transaction(nodes, io, sid), last=True)
+
+    def __enter__(self) -> Transaction:
+        return self
+
+    def __exit__(
+        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._finished:
+            return
+        try:
+            self.rollback()
+        except LeaseholdError as err:
+            if et is None and not _core.transaction_gone(err):
+                raise
 
 
 class Checkout:
