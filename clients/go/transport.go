@@ -1,0 +1,344 @@
+package leasehold
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+const (
+	connectTimeout = 2 * time.Second // a node that is down must not use up the call's time
+	pauseFirst     = 50 * time.Millisecond
+	pauseMax       = 400 * time.Millisecond
+)
+
+// retryRule is what may be done again with a request after a failure (docs/client.md).
+type retryRule int
+
+const (
+	retryIdempotent retryRule = iota + 1 // GET, keepalive, cancel, checkout with its own token
+	retryWrite                           // sent once; next node only when nothing was sent or on 503
+	retryLock                            // sent once; a break or a 503 is a broken wait (ride-through)
+)
+
+// request is one API call: wait is the server-side wait of a lock request
+// (negative: without limit).
+type request struct {
+	method string
+	path   string
+	body   []byte
+	retry  retryRule
+	wait   time.Duration
+}
+
+// failure is how an attempt failed without an answer.
+type failure int
+
+const (
+	failConnect failure = iota + 1 // could not connect: nothing was sent
+	failNotSent                    // the request was not completely written
+	failBroken                     // the connection broke after the request was written
+	failTimeout                    // written, no answer within the deadline
+)
+
+type answer struct {
+	status   int
+	location string
+	body     []byte
+	stream   io.ReadCloser // the open body of a streaming request answered 200
+	stop     func()        // ends a stream's context
+}
+
+// errWaitBroken is internal: a lock request's connection broke or it was answered 503.
+var errWaitBroken = errors.New("leasehold: the wait broke")
+
+func seg(name string) string { return url.PathEscape(name) }
+
+func encode(doc any) []byte {
+	b, err := json.Marshal(doc)
+	if err != nil {
+		panic(err) // only the client's own request types are encoded
+	}
+	return b
+}
+
+func unmarshal(body []byte, out any) error {
+	if len(body) == 0 {
+		return nil
+	}
+	return json.Unmarshal(body, out)
+}
+
+func decode(body []byte, out any) error {
+	if err := unmarshal(body, out); err != nil {
+		return newError(nil, "bad_response", 0, "not the JSON expected: %v", err)
+	}
+	return nil
+}
+
+func ms(d time.Duration) int64 {
+	if d < 0 {
+		return -1
+	}
+	return d.Milliseconds()
+}
+
+// ctxError is the error for a call its caller's context ended.
+func ctxError(err error) *Error {
+	return &Error{Code: "cancelled", Message: err.Error(), kind: ErrCancelled, cause: err}
+}
+
+// mayResend reports whether a request may be sent again after f: only when
+// nothing reached the server, or the request is idempotent.
+func mayResend(r *request, f failure) bool {
+	return f == failConnect || f == failNotSent || r.retry == retryIdempotent
+}
+
+// send performs one attempt on node. timeout < 0: no deadline. A nil answer
+// comes with a failure, or with an error when ctx ended.
+func (c *Client) send(ctx context.Context, node string, r *request, timeout time.Duration, stream bool) (*answer, failure, error) {
+	actx, cancel := context.WithCancel(ctx)
+	var timedOut, gotConn, wrote atomic.Bool
+	var timer *time.Timer
+	if timeout >= 0 {
+		timer = time.AfterFunc(timeout, func() { timedOut.Store(true); cancel() })
+	}
+	stop := func() {
+		if timer != nil {
+			timer.Stop()
+		}
+		cancel()
+	}
+	trace := &httptrace.ClientTrace{
+		GotConn: func(httptrace.GotConnInfo) { gotConn.Store(true); wrote.Store(false) },
+		WroteRequest: func(i httptrace.WroteRequestInfo) {
+			if i.Err == nil {
+				wrote.Store(true)
+			}
+		},
+	}
+	var body io.Reader
+	if r.body != nil {
+		body = bytes.NewReader(r.body)
+	}
+	hreq, err := http.NewRequestWithContext(httptrace.WithClientTrace(actx, trace), r.method, node+r.path, body)
+	if err != nil {
+		stop()
+		return nil, 0, newError(nil, "bad_url", 0, "%v", err)
+	}
+	hreq.Header = c.headers.Clone()
+	fail := func() (*answer, failure, error) {
+		stop()
+		switch {
+		case ctx.Err() != nil:
+			return nil, 0, ctxError(ctx.Err())
+		case !gotConn.Load():
+			return nil, failConnect, nil
+		case !wrote.Load():
+			return nil, failNotSent, nil
+		case timedOut.Load():
+			return nil, failTimeout, nil
+		}
+		return nil, failBroken, nil
+	}
+	resp, err := c.http.Do(hreq)
+	if err != nil {
+		return fail()
+	}
+	if stream && resp.StatusCode == http.StatusOK {
+		if timer != nil {
+			timer.Stop()
+		}
+		return &answer{status: 200, stream: resp.Body, stop: stop}, 0, nil
+	}
+	data, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return fail()
+	}
+	stop()
+	return &answer{status: resp.StatusCode, location: resp.Header.Get("Location"), body: data}, 0, nil
+}
+
+// call sends r to the leader (finding it among the nodes) and answers its final
+// answer (anything but 307/503; a 503 after the deadline). attempt > 0 bounds
+// each send (a keepalive gives up after ttl/6). Errors: ErrUnreachable, a
+// context's, or errWaitBroken for a lock request that broke or got 503.
+func (c *Client) call(ctx context.Context, r *request, attempt time.Duration, stream bool) (*answer, error) {
+	start := time.Now()
+	var deadline time.Time // zero: none yet (a wait without limit)
+	readTimeout := time.Duration(-1)
+	if r.wait >= 0 {
+		readTimeout = c.io + r.wait
+		deadline = start.Add(readTimeout)
+	}
+	if attempt > 0 {
+		readTimeout = attempt
+		deadline = start.Add(attempt)
+	}
+	if stream {
+		readTimeout = c.io
+		deadline = start.Add(c.io)
+	}
+	pause := pauseFirst
+	var last503 *answer
+	for {
+		answeredAny, busy := false, false
+		asked := map[string]bool{}
+		queue := append([]string(nil), c.nodes.order()...)
+		for len(queue) > 0 {
+			node := queue[0]
+			queue = queue[1:]
+			if asked[node] {
+				continue
+			}
+			asked[node] = true
+			timeout := readTimeout
+			if !deadline.IsZero() {
+				timeout = max(time.Millisecond, time.Until(deadline))
+			}
+			var ans *answer
+			var f failure
+			for resent := false; ; resent = true {
+				var err error
+				ans, f, err = c.send(ctx, node, r, timeout, stream)
+				if err != nil {
+					return nil, err
+				}
+				if ans != nil {
+					break
+				}
+				if f == failConnect {
+					c.nodes.demote(node)
+					break
+				}
+				if !c.mayResend(r, f) {
+					if r.retry == retryLock {
+						return nil, errWaitBroken
+					}
+					if f == failTimeout {
+						return nil, unreachable("timeout", "no answer in time")
+					}
+					return nil, unreachable("unreachable", "the connection broke after the request was sent")
+				}
+				if f == failTimeout {
+					c.nodes.demote(node)
+					break
+				}
+				if resent { // once on a fresh connection, then the next node
+					break
+				}
+			}
+			if ans == nil {
+				continue
+			}
+			answeredAny = true
+			switch ans.status {
+			case http.StatusTemporaryRedirect:
+				busy = true
+				if target, ok := c.followRedirect(ans.location); ok {
+					queue = append([]string{target}, queue...)
+					continue
+				}
+				return ans, nil
+			case http.StatusServiceUnavailable:
+				if r.retry == retryLock {
+					return nil, errWaitBroken
+				}
+				busy = true
+				last503 = ans
+				continue
+			}
+			c.nodes.answered(node)
+			return ans, nil
+		}
+		if !answeredAny {
+			return nil, unreachable("unreachable", "no node answered (%s)", strings.Join(c.nodes.order(), ", "))
+		}
+		now := time.Now()
+		if deadline.IsZero() && busy {
+			deadline = now.Add(c.io)
+		}
+		if !deadline.IsZero() && !now.Add(pause).Before(deadline) {
+			if last503 != nil {
+				return last503, nil
+			}
+			return nil, unreachable("unreachable", "no node leads (redirects went round)")
+		}
+		if err := sleep(ctx, pause); err != nil {
+			return nil, err
+		}
+		pause = min(pause*2, pauseMax)
+	}
+}
+
+// followRedirect answers the node a 307 names (learned if new).
+func (c *Client) followRedirect(location string) (string, bool) {
+	if location == "" {
+		return "", false
+	}
+	node, ok := nodeOf(location)
+	if !ok {
+		return "", false
+	}
+	return node, c.nodes.learn(node)
+}
+
+func (c *Client) mayResend(r *request, f failure) bool { return mayResend(r, f) }
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctxError(ctx.Err())
+	case <-t.C:
+		return nil
+	}
+}
+
+// do is call for a JSON answer: the status and the body. Statuses are left to the caller.
+func (c *Client) do(ctx context.Context, r *request, attempt time.Duration) (int, []byte, error) {
+	ans, err := c.call(ctx, r, attempt, false)
+	if err != nil {
+		return 0, nil, err
+	}
+	return ans.status, ans.body, nil
+}
+
+// expect is do where statuses other than ok are errors; the body is decoded into out.
+func (c *Client) expect(ctx context.Context, r *request, out any, ok ...int) error {
+	status, body, err := c.do(ctx, r, 0)
+	if err != nil {
+		return err
+	}
+	for _, s := range ok {
+		if s == status {
+			if out == nil {
+				return nil
+			}
+			return decode(body, out)
+		}
+	}
+	return apiError(status, body)
+}
+
+func get(path string) *request {
+	return &request{method: http.MethodGet, path: path, retry: retryIdempotent}
+}
+
+func post(path string, doc any, rule retryRule) *request {
+	r := &request{method: http.MethodPost, path: path, retry: rule}
+	if doc != nil {
+		r.body = encode(doc)
+	}
+	return r
+}
