@@ -28,7 +28,8 @@
 #   NODE            node (node)
 #   LEASEHOLD_TS_CLIENT_DIST     the built TypeScript client (clients/typescript/dist)
 #   DRIVERS         which to run, space-separated (all: cpp-client httpx-sync
-#                   py-client-sync httpx-async py-client-async fetch ts-client)
+#                   py-client-sync httpx-async py-client-async fetch ts-client
+#                   net-http go-client)
 #   CALLERS (16), WARMUP (0.5 s before the clock starts in each driver)
 #   OUT             the raw JSON lines (/tmp/leasehold-client-bench.jsonl)
 # e.g. while the clients are on their branches:
@@ -51,7 +52,7 @@ ts_dist=${LEASEHOLD_TS_CLIENT_DIST:-$root/clients/typescript/dist}
 callers=${CALLERS:-16}
 warmup=${WARMUP:-0.5}
 out=${OUT:-/tmp/leasehold-client-bench.jsonl}
-read -r -a drivers <<<"${DRIVERS:-cpp-client httpx-sync py-client-sync httpx-async py-client-async fetch ts-client}"
+read -r -a drivers <<<"${DRIVERS:-cpp-client httpx-sync py-client-sync httpx-async py-client-async fetch ts-client net-http go-client}"
 
 die() { echo "bench/clients/run.sh: $*" >&2; exit 1; }
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || die "ROUNDS must be a positive integer"
@@ -71,6 +72,7 @@ for d in "${drivers[@]}"; do
     fetch) command -v "$node" >/dev/null || die "no node ($node)" ;;
     ts-client) [[ -f $ts_dist/index.js ]] ||
       die "no $ts_dist/index.js (npm run build in clients/typescript, or LEASEHOLD_TS_CLIENT_DIST=)" ;;
+    go-client | net-http) command -v go >/dev/null || die "no go" ;;
     *) die "unknown driver $d" ;;
   esac
 done
@@ -103,6 +105,14 @@ for _ in $(seq 100); do
 done
 [[ -s $work/port ]] || die "the server wrote no port file"
 url="http://127.0.0.1:$(cat "$work/port")"
+# The Go drivers, built once per run (the module cache makes it quick).
+for d in "${drivers[@]}"; do
+  case $d in
+    go-client | net-http)
+      (cd "$here/go" && go build -o "$work/go_bench" .) || die "go build of bench/clients/go failed"
+      break ;;
+  esac
+done
 
 common=(--url "$url" --callers "$callers" --seconds "$seconds" --warmup "$warmup")
 with_src=(env "PYTHONPATH=$py_src${PYTHONPATH:+:$PYTHONPATH}")
@@ -114,6 +124,7 @@ driver_command() {  # sets cmd
     py-client-async) cmd=("${with_src[@]}" "$python" "$here/py_bench.py" client-async "${common[@]}") ;;
     fetch) cmd=("$node" "$here/ts_bench.mjs" fetch "${common[@]}") ;;
     ts-client) cmd=("$node" "$here/ts_bench.mjs" client "${common[@]}" --dist "$ts_dist") ;;
+    go-client | net-http) cmd=("$work/go_bench" "$1" "${common[@]}") ;;
   esac
 }
 

@@ -2,8 +2,9 @@
 
   python summarize.py /tmp/leasehold-client-bench.jsonl
 
-Per driver: the median pairs/s and CPU µs per call over the rounds, and the
-CPU per call against the bare HTTP library and against the C++ client, each
+Per driver: the median pairs/s (and its ratio to the C++ client's) and CPU
+µs per call over the rounds, and the CPU per call against the bare HTTP
+library and against the C++ client, each
 the median of the per-round ratios (both drivers of a ratio ran in the same
 round, close in time), with the lowest and highest round in brackets. The
 goal column reads the median against 1.25x; it is a reading, never a
@@ -18,14 +19,16 @@ import sys
 from collections import defaultdict
 
 ORDER = ["cpp-client", "httpx-sync", "py-client-sync", "httpx-async", "py-client-async",
-         "fetch", "ts-client"]
-BARE = {"py-client-sync": "httpx-sync", "py-client-async": "httpx-async", "ts-client": "fetch"}
+         "fetch", "ts-client", "net-http", "go-client", "java-net-http", "java-client"]
+BARE = {"py-client-sync": "httpx-sync", "py-client-async": "httpx-async", "ts-client": "fetch",
+        "go-client": "net-http", "java-client": "java-net-http"}
 GOAL = 1.25
 
 
-def ratio_cell(runs: dict[int, dict[str, dict]], name: str, base: str) -> tuple[str, float | None]:
-    ratios = [r[name]["cpu_us_per_call"] / r[base]["cpu_us_per_call"]
-              for r in runs.values() if name in r and base in r and r[base]["cpu_us_per_call"] > 0]
+def ratio_cell(runs: dict[int, dict[str, dict]], name: str, base: str,
+               field: str = "cpu_us_per_call") -> tuple[str, float | None]:
+    ratios = [r[name][field] / r[base][field]
+              for r in runs.values() if name in r and base in r and r[base][field] > 0]
     if not ratios:
         return "", None
     m = statistics.median(ratios)
@@ -42,8 +45,8 @@ def main() -> int:
         by_round[d["round"]][d["name"]] = d
         by_name[d["name"]].append(d)
     names = [n for n in ORDER if n in by_name] + sorted(set(by_name) - set(ORDER))
-    header = ["driver", "runs", "pairs/s", "CPU us/call", "CPU/call vs bare lib",
-              "CPU/call vs C++ client", "<= 1.25x bare"]
+    header = ["driver", "runs", "pairs/s", "pairs/s vs C++ client", "CPU us/call",
+              "CPU/call vs bare lib", "CPU/call vs C++ client", "<= 1.25x bare"]
     table = []
     for n in names:
         runs = by_name[n]
@@ -55,7 +58,9 @@ def main() -> int:
             bare = f"{bare} vs {BARE[n]}" if bare else ""
             goal = "" if m is None else ("yes" if m <= GOAL else "no")
         cpp = "" if n == "cpp-client" else ratio_cell(by_round, n, "cpp-client")[0]
-        table.append([n, str(len(runs)), f"{pps:.0f}", f"{cpu:.1f}", bare, cpp, goal])
+        speed = "" if n == "cpp-client" else ratio_cell(
+            by_round, n, "cpp-client", "pairs_per_s")[0]
+        table.append([n, str(len(runs)), f"{pps:.0f}", speed, f"{cpu:.1f}", bare, cpp, goal])
     print("| " + " | ".join(header) + " |")
     print("|" + "|".join("---" for _ in header) + "|")
     for row in table:
