@@ -361,8 +361,4 @@ public final class Driver {
     return ok;
   }
 
-  static List<String> kinds() {
-    return List.of("timeout", "deadlock", "cancelled", "locked", "session_lost", "lost", "stale_fence",
-        "unreachable", "error");
-  }
 }
