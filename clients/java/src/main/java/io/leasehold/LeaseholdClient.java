@@ -162,6 +162,55 @@ public final class LeaseholdClient implements AutoCloseable {
   }
 
   /**
+   * Checks out {@code key} for {@code ttl} once, without renewal (the lease runs out unless
+   * renewed). Throws {@link LockedException} when someone else holds it.
+   */
+  public Lease lease(String ns, String key, String owner, Duration ttl) {
+    String token = UUID.randomUUID().toString().replace("-", "");
+    Answer a = transport.call(Checkout.request(ns, key, owner, ttl, token));
+    JsonNode doc = a.json();
+    if (a.status() == 423) {
+      throw new LockedException("held by " + Json.text(doc, "locked_by"), 423, Json.text(doc, "locked_by"));
+    }
+    if (a.status() != 200) {
+      throw Errors.fromAnswer(a.status(), doc);
+    }
+    return new Lease(ns, key, owner, token, doc.path("fence").asLong(0));
+  }
+
+  /**
+   * Renews {@code lease} to run out {@code ttl} from now (longer or shorter). False when it was
+   * lost: someone else holds the key, or it had run out (the new lease this made is checked in).
+   */
+  public boolean renew(Lease lease, Duration ttl) {
+    Answer a = transport.call(Checkout.request(lease.ns(), lease.key(), lease.owner(), ttl, lease.token()));
+    if (a.status() == 423) {
+      return false;
+    }
+    JsonNode doc = expect(a, 200);
+    if (doc.path("renewed").asBoolean(false)) {
+      return true;
+    }
+    if (doc.path("granted").asBoolean(false)) {
+      checkin(lease);
+    }
+    return false;
+  }
+
+  /** Checks {@code lease} in; a lease no longer ours ({@code not_owner}, {@code expired}) changes nothing. */
+  public void checkin(Lease lease) {
+    ObjectNode doc = Json.object().put("token", lease.token());
+    Answer a = transport.call(Request.write("POST", recordPath(lease.ns(), lease.key()) + "/checkin",
+        Json.bytes(doc)));
+    if (a.status() != 200) {
+      LeaseholdException e = Errors.writeRefusal(a.status(), a.json(), "released");
+      if (!e.code().equals("not_owner") && !e.code().equals("expired")) {
+        throw e;
+      }
+    }
+  }
+
+  /**
    * Creates a record ({@code PUT}); answers its version. {@code exists} when it exists already.
    */
   public long put(String ns, String key, String body) {
