@@ -1,0 +1,272 @@
+package io.leasehold;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The leasehold client: immutable and thread-safe, built once and shared. It holds a pool of
+ * keep-alive connections (java.net.http), a scheduler for renewals, and daemon worker threads.
+ * Give it one node or a cluster's nodes, comma-separated; every call goes to the node it
+ * believes leads (docs/client.md, "Clusters"). {@link #close()} ends the sessions it opened.
+ *
+ * <pre>{@code
+ * try (var client = LeaseholdClient.create("http://127.0.0.1:7070");
+ *      var s = client.session("worker", Duration.ofSeconds(10));
+ *      var lk = s.lock("app", "invoice:481", LockMode.EXCLUSIVE, Duration.ofSeconds(5))) {
+ *   write(lk.fence());
+ * }
+ * }</pre>
+ */
+public final class LeaseholdClient implements AutoCloseable {
+  /** The default deadline of a call (a lock wait adds its own timeout). */
+  public static final Duration DEFAULT_IO_TIMEOUT = Duration.ofSeconds(30);
+
+  private final Transport transport;
+  private final ScheduledExecutorService scheduler;
+  private final ExecutorService workers;
+  private final Map<Session, Boolean> sessions = new ConcurrentHashMap<>();
+
+  private LeaseholdClient(Builder b) {
+    List<String> urls = Nodes.parse(b.url == null ? "" : b.url);
+    this.transport = new Transport(urls, b.token, b.ioTimeout);
+    this.scheduler = Executors.newSingleThreadScheduledExecutor(daemons("leasehold-timer"));
+    this.workers = Executors.newCachedThreadPool(daemons("leasehold-worker"));
+  }
+
+  /** A client of {@code url} (one node, or several comma-separated) with the default options. */
+  public static LeaseholdClient create(String url) {
+    return builder().url(url).build();
+  }
+
+  /** A builder of a client's options. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** A client's options. Not thread-safe; {@link #build()} copies them. */
+  public static final class Builder {
+    private String url;
+    private String token;
+    private Duration ioTimeout = DEFAULT_IO_TIMEOUT;
+
+    private Builder() {}
+
+    /** One node's URL, or a cluster's, comma-separated, in any order. */
+    public Builder url(String url) {
+      this.url = url;
+      return this;
+    }
+
+    /** The bearer token sent with every request (null: none). */
+    public Builder token(String token) {
+      this.token = token;
+      return this;
+    }
+
+    /** The deadline of a call (default 30 s); a lock wait adds its own timeout. */
+    public Builder ioTimeout(Duration ioTimeout) {
+      this.ioTimeout = ioTimeout;
+      return this;
+    }
+
+    /** The client; {@link LeaseholdException} {@code bad_url} when a URL is not http(s). */
+    public LeaseholdClient build() {
+      return new LeaseholdClient(this);
+    }
+  }
+
+  private static ThreadFactory daemons(String prefix) {
+    AtomicInteger n = new AtomicInteger();
+    return r -> {
+      Thread t = new Thread(r, prefix + "-" + n.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    };
+  }
+
+  Transport transport() {
+    return transport;
+  }
+
+  ExecutorService workers() {
+    return workers;
+  }
+
+  ScheduledExecutorService scheduler() {
+    return scheduler;
+  }
+
+  Periodic every(long periodMs, Runnable task) {
+    return new Periodic(scheduler, workers, periodMs, task);
+  }
+
+  void forget(Session s) {
+    sessions.remove(s);
+  }
+
+  private static String recordPath(String ns, String key) {
+    return "/v1/records/" + Json.seg(ns) + "/" + Json.seg(key);
+  }
+
+  private static JsonNode expect(Answer a, int... ok) {
+    JsonNode doc = a.json();
+    for (int s : ok) {
+      if (a.status() == s) {
+        return doc;
+      }
+    }
+    throw Errors.fromAnswer(a.status(), doc);
+  }
+
+  /**
+   * Opens a session named {@code name} that keeps itself alive (a keepalive every ttl/3).
+   * Throws {@link UnreachableException} (a POST that may have reached the server is never
+   * sent twice) or another {@link LeaseholdException}.
+   */
+  public Session session(String name, Duration ttl) {
+    ObjectNode doc = Json.object().put("ttl_ms", ttl.toMillis()).put("deadlock_priority", 0);
+    if (name != null) {
+      doc.put("name", name);
+    }
+    JsonNode s = expect(transport.call(Request.write("POST", "/v1/sessions", Json.bytes(doc))), 201, 200);
+    Session session = new Session(this, s.path("id").asText(), name, ttl);
+    sessions.put(session, Boolean.TRUE);
+    return session;
+  }
+
+  /**
+   * Checks out {@code key} for {@code owner} for {@code ttl}, renewed every ttl/3 until checked
+   * in or lost. Throws {@link LockedException} when someone else holds it.
+   */
+  public Checkout checkout(String ns, String key, String owner, Duration ttl) {
+    String token = UUID.randomUUID().toString().replace("-", "");
+    Answer a = transport.call(Checkout.request(ns, key, owner, ttl, token));
+    JsonNode doc = a.json();
+    if (a.status() == 423) {
+      throw new LockedException("held by " + Json.text(doc, "locked_by"), 423, Json.text(doc, "locked_by"));
+    }
+    if (a.status() != 200) {
+      throw Errors.fromAnswer(a.status(), doc);
+    }
+    return new Checkout(this, ns, key, owner, ttl, token, doc);
+  }
+
+  /**
+   * Checks out {@code key} for {@code ttl} once, without renewal (the lease runs out unless
+   * renewed). Throws {@link LockedException} when someone else holds it.
+   */
+  public Lease lease(String ns, String key, String owner, Duration ttl) {
+    String token = UUID.randomUUID().toString().replace("-", "");
+    Answer a = transport.call(Checkout.request(ns, key, owner, ttl, token));
+    JsonNode doc = a.json();
+    if (a.status() == 423) {
+      throw new LockedException("held by " + Json.text(doc, "locked_by"), 423, Json.text(doc, "locked_by"));
+    }
+    if (a.status() != 200) {
+      throw Errors.fromAnswer(a.status(), doc);
+    }
+    return new Lease(ns, key, owner, token, doc.path("fence").asLong(0));
+  }
+
+  /**
+   * Renews {@code lease} to run out {@code ttl} from now (longer or shorter). False when it was
+   * lost: someone else holds the key, or it had run out (the new lease this made is checked in).
+   */
+  public boolean renew(Lease lease, Duration ttl) {
+    Answer a = transport.call(Checkout.request(lease.ns(), lease.key(), lease.owner(), ttl, lease.token()));
+    if (a.status() == 423) {
+      return false;
+    }
+    JsonNode doc = expect(a, 200);
+    if (doc.path("renewed").asBoolean(false)) {
+      return true;
+    }
+    if (doc.path("granted").asBoolean(false)) {
+      checkin(lease);
+    }
+    return false;
+  }
+
+  /** Checks {@code lease} in; a lease no longer ours ({@code not_owner}, {@code expired}) changes nothing. */
+  public void checkin(Lease lease) {
+    ObjectNode doc = Json.object().put("token", lease.token());
+    Answer a = transport.call(Request.write("POST", recordPath(lease.ns(), lease.key()) + "/checkin",
+        Json.bytes(doc)));
+    if (a.status() != 200) {
+      LeaseholdException e = Errors.writeRefusal(a.status(), a.json(), "released");
+      if (!e.code().equals("not_owner") && !e.code().equals("expired")) {
+        throw e;
+      }
+    }
+  }
+
+  /**
+   * Creates a record ({@code PUT}); answers its version. {@code exists} when it exists already.
+   */
+  public long put(String ns, String key, String body) {
+    ObjectNode doc = Json.object().put("body", body);
+    return expect(transport.call(Request.write("PUT", recordPath(ns, key), Json.bytes(doc))), 201, 202)
+        .path("version").asLong();
+  }
+
+  /** Reads a record; {@code not_found} when there is none. */
+  public RecordValue get(String ns, String key) {
+    return RecordValue.of(expect(transport.call(Request.get(recordPath(ns, key))), 200));
+  }
+
+  /**
+   * A fenced write: saves {@code body} with a lock's {@code fence}; answers the new version.
+   * Throws {@link StaleFenceException} once a newer fence wrote the record.
+   */
+  public long save(String ns, String key, String body, long fence) {
+    return saveWith(ns, key, body, Json.object().put("fence", fence));
+  }
+
+  long saveWith(String ns, String key, String body, ObjectNode proof) {
+    proof.put("body", body);
+    Answer a = transport.call(Request.write("POST", recordPath(ns, key) + "/save", Json.bytes(proof)));
+    JsonNode doc = a.json();
+    if (a.status() != 200 && a.status() != 202) {
+      throw Errors.writeRefusal(a.status(), doc, "saved");
+    }
+    return doc.path("version").asLong();
+  }
+
+  /**
+   * Watches the events of {@code ns} (null: all) on a stream of its own, opened at the leader.
+   * Events that happen before the stream is open may be missed.
+   */
+  public Watch watch(String ns) {
+    String path = ns == null ? "/v1/events" : "/v1/events?ns=" + Json.seg(ns);
+    Answer a = transport.call(Request.get(path), -1, true);
+    if (a.status() != 200) {
+      throw Errors.fromAnswer(a.status(), a.json());
+    }
+    return new Watch(this, a.stream());
+  }
+
+  /** True when a node answers /healthz (it leads) within the io timeout. */
+  public boolean healthy() {
+    return transport.waitHealthy(System.nanoTime() + transport.ioTimeout.toNanos());
+  }
+
+  /** Ends the sessions this client opened (best effort) and stops its threads. */
+  @Override
+  public void close() {
+    for (Session s : List.copyOf(sessions.keySet())) {
+      s.close();
+    }
+    scheduler.shutdownNow();
+    workers.shutdown();
+  }
+}
