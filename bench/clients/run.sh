@@ -29,7 +29,9 @@
 #   LEASEHOLD_TS_CLIENT_DIST     the built TypeScript client (clients/typescript/dist)
 #   DRIVERS         which to run, space-separated (all: cpp-client httpx-sync
 #                   py-client-sync httpx-async py-client-async fetch ts-client
-#                   net-http go-client)
+#                   net-http go-client java-net-http java-client)
+#   LEASEHOLD_JAVA_CLIENT_DIR    the compiled Java client (clients/java, setup.sh)
+#   JAVA_WARMUP     the Java drivers' warm-up (5 s: the JIT's)
 #   CALLERS (16), WARMUP (0.5 s before the clock starts in each driver)
 #   OUT             the raw JSON lines (/tmp/leasehold-client-bench.jsonl)
 # e.g. while the clients are on their branches:
@@ -49,10 +51,12 @@ python=${PYTHON:-$root/clients/python/.venv/bin/python}
 py_src=${LEASEHOLD_PYTHON_CLIENT_SRC:-$root/clients/python/src}
 node=${NODE:-node}
 ts_dist=${LEASEHOLD_TS_CLIENT_DIST:-$root/clients/typescript/dist}
+java_dir=${LEASEHOLD_JAVA_CLIENT_DIR:-$root/clients/java}
+java_warmup=${JAVA_WARMUP:-5}
 callers=${CALLERS:-16}
 warmup=${WARMUP:-0.5}
 out=${OUT:-/tmp/leasehold-client-bench.jsonl}
-read -r -a drivers <<<"${DRIVERS:-cpp-client httpx-sync py-client-sync httpx-async py-client-async fetch ts-client net-http go-client}"
+read -r -a drivers <<<"${DRIVERS:-cpp-client httpx-sync py-client-sync httpx-async py-client-async fetch ts-client net-http go-client java-net-http java-client}"
 
 die() { echo "bench/clients/run.sh: $*" >&2; exit 1; }
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || die "ROUNDS must be a positive integer"
@@ -73,6 +77,8 @@ for d in "${drivers[@]}"; do
     ts-client) [[ -f $ts_dist/index.js ]] ||
       die "no $ts_dist/index.js (npm run build in clients/typescript, or LEASEHOLD_TS_CLIENT_DIST=)" ;;
     go-client | net-http) command -v go >/dev/null || die "no go" ;;
+    java-client | java-net-http) [[ -f $java_dir/target/classpath.txt && -d $java_dir/target/classes ]] ||
+      die "no compiled Java client in $java_dir (clients/java/setup.sh)" ;;
     *) die "unknown driver $d" ;;
   esac
 done
@@ -125,12 +131,16 @@ driver_command() {  # sets cmd
     fetch) cmd=("$node" "$here/ts_bench.mjs" fetch "${common[@]}") ;;
     ts-client) cmd=("$node" "$here/ts_bench.mjs" client "${common[@]}" --dist "$ts_dist") ;;
     go-client | net-http) cmd=("$work/go_bench" "$1" "${common[@]}") ;;
+    java-client | java-net-http)  # the JIT needs a longer warm-up
+      cmd=(java -cp "$java_dir/target/classes:$(cat "$java_dir/target/classpath.txt")"
+        "$here/java/JavaBench.java" "$1" --url "$url" --callers "$callers"
+        --seconds "$seconds" --warmup "$java_warmup") ;;
   esac
 }
 
 : >"$out"
 errors=0
-limit=$(awk -v s="$seconds" -v w="$warmup" 'BEGIN { printf "%d", s + w + 60 }')
+limit=$(awk -v s="$seconds" -v w="$warmup" -v j="$java_warmup" 'BEGIN { printf "%d", s + w + j + 60 }')
 echo "server $url (data on $base, namespace bench in memory); $rounds rounds of $seconds s, $callers callers; raw lines: $out" >&2
 for ((round = 1; round <= rounds; ++round)); do
   order=("${drivers[@]}")
