@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -13,6 +14,14 @@ import (
 type target struct {
 	ns, session, name, principal, mode string
 	permits                            int
+	transaction                        bool // owned by the session's transaction
+}
+
+func (t *target) owner() string {
+	if t.transaction {
+		return "Transaction"
+	}
+	return "Session"
 }
 
 type grant struct {
@@ -25,14 +34,11 @@ type grant struct {
 
 func (t *target) request(left time.Duration, limit int) *request {
 	if t.mode != "" {
-		doc := map[string]any{"session": t.session, "resource": t.name, "mode": t.mode,
-			"owner": "Session", "timeout_ms": ms(left), "principal": t.principal}
-		r := post("/v1/applocks/"+seg(t.ns)+"/acquire", doc, retryLock)
-		r.wait = left
-		return r
+		return &request{method: http.MethodPost, path: "/v1/applocks/" + seg(t.ns) + "/acquire",
+			body: lockBody(t.session, t.name, t.mode, t.owner(), t.principal, ms(left)), retry: retryLock, wait: left}
 	}
 	doc := map[string]any{"session": t.session, "limit": limit, "permits": t.permits,
-		"owner": "Session", "timeout_ms": ms(left), "principal": t.principal}
+		"owner": t.owner(), "timeout_ms": ms(left), "principal": t.principal}
 	r := post("/v1/semaphores/"+seg(t.ns)+"/"+seg(t.name)+"/acquire", doc, retryLock)
 	r.wait = left
 	return r
@@ -54,8 +60,11 @@ type grantDoc struct {
 func grantFrom(status int, body []byte) (grant, error) {
 	var doc grantDoc
 	if status == http.StatusOK {
-		if err := decode(body, &doc); err != nil {
-			return grant{}, err
+		if !parseFlatGrant(body, &doc) {
+			doc = grantDoc{}
+			if err := decode(body, &doc); err != nil {
+				return grant{}, err
+			}
 		}
 		return grant{fence: doc.Fence, mode: doc.Mode, count: doc.Count, permits: doc.Permits,
 			waited: doc.Result != nil && *doc.Result == 1}, nil
@@ -192,4 +201,125 @@ func (c *Client) readHoldings(ctx context.Context, t target) (grant, holding, er
 		}
 	}
 	return grant{}, holdsNone, nil
+}
+
+// parseFlatGrant decodes a grant answer that is one flat object of scalars
+// (the usual {"result":0,"status":"granted","fence":..,"mode":..,"count":..})
+// without encoding/json. It answers false for anything else (nested values,
+// escapes, bad JSON): decode it with encoding/json then.
+func parseFlatGrant(b []byte, doc *grantDoc) bool {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return false
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return skipSpace(b, i+1) == len(b)
+	}
+	for {
+		key, j, ok := flatString(b, i)
+		if !ok {
+			return false
+		}
+		i = skipSpace(b, j)
+		if i >= len(b) || b[i] != ':' {
+			return false
+		}
+		i = skipSpace(b, i+1)
+		if i >= len(b) {
+			return false
+		}
+		switch c := b[i]; {
+		case c == '"':
+			val, j, ok := flatString(b, i)
+			if !ok {
+				return false
+			}
+			if key == "mode" {
+				doc.Mode = val
+			} else if key == "result" || key == "fence" || key == "count" || key == "permits" || key == "deadlock" {
+				return false
+			}
+			i = j
+		case c == '-' || (c >= '0' && c <= '9'):
+			j := i + 1
+			for j < len(b) && (b[j] >= '0' && b[j] <= '9') {
+				j++
+			}
+			if j < len(b) && (b[j] == '.' || b[j] == 'e' || b[j] == 'E') {
+				return false
+			}
+			digits := b[i:j]
+			if digits[0] == '-' {
+				digits = digits[1:]
+			}
+			n, err := strconv.ParseInt(string(b[i:j]), 10, 64)
+			if err != nil || len(digits) == 0 || (digits[0] == '0' && len(digits) > 1) {
+				return false
+			}
+			switch key {
+			case "result":
+				r := int(n)
+				doc.Result = &r
+			case "fence":
+				doc.Fence = n
+			case "count":
+				doc.Count = int(n)
+			case "permits":
+				doc.Permits = int(n)
+			case "mode", "deadlock":
+				return false
+			}
+			i = j
+		default:
+			var lit string
+			for _, l := range []string{"true", "false", "null"} {
+				if len(b)-i >= len(l) && string(b[i:i+len(l)]) == l {
+					lit = l
+				}
+			}
+			if lit == "" || (lit != "null" && (key == "result" || key == "fence" || key == "count" || key == "permits" || key == "mode")) {
+				return false
+			}
+			if lit == "null" && key == "result" {
+				doc.Result = nil
+			}
+			i += len(lit)
+		}
+		i = skipSpace(b, i)
+		if i >= len(b) {
+			return false
+		}
+		if b[i] == '}' {
+			return skipSpace(b, i+1) == len(b)
+		}
+		if b[i] != ',' {
+			return false
+		}
+		i = skipSpace(b, i+1)
+	}
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// flatString reads a JSON string at b[i] that has no escapes and is printable
+// ASCII; ok is false otherwise.
+func flatString(b []byte, i int) (string, int, bool) {
+	if i >= len(b) || b[i] != '"' {
+		return "", i, false
+	}
+	for j := i + 1; j < len(b); j++ {
+		switch c := b[j]; {
+		case c == '"':
+			return string(b[i+1 : j]), j + 1, true
+		case c == '\\' || c < 0x20 || c >= 0x7f:
+			return "", j, false
+		}
+	}
+	return "", len(b), false
 }

@@ -32,8 +32,13 @@ var (
 	ErrRefused = errors.New("leasehold: refused")
 	// ErrNotFound: the record (or semaphore) does not exist.
 	ErrNotFound = errors.New("leasehold: not found")
-	// ErrExists: the record exists already.
+	// ErrExists: the record exists already (or an operation was completed already).
 	ErrExists = errors.New("leasehold: exists")
+	// ErrTransactionAborted: the transaction is over and nothing of it was
+	// applied (Code transaction_aborted: a staged write no longer held at
+	// commit; transaction_expired: past max_transaction_ms; transaction_lost:
+	// a restart lost it). Begin a new one.
+	ErrTransactionAborted = errors.New("leasehold: the transaction was aborted")
 )
 
 // Error is the base of every error the client returns: Code is the API's error
@@ -96,11 +101,14 @@ func unreachable(code, format string, args ...any) *Error {
 
 // kindOfCode maps the API's error codes to the sentinels.
 var kindOfCode = map[string]error{
-	"session_not_found": ErrSessionLost,
-	"stale_fence":       ErrStaleFence,
-	"not_found":         ErrNotFound,
-	"exists":            ErrExists,
-	"locked":            ErrLocked,
+	"session_not_found":   ErrSessionLost,
+	"stale_fence":         ErrStaleFence,
+	"not_found":           ErrNotFound,
+	"exists":              ErrExists,
+	"locked":              ErrLocked,
+	"transaction_aborted": ErrTransactionAborted,
+	"transaction_expired": ErrTransactionAborted,
+	"transaction_lost":    ErrTransactionAborted,
 }
 
 // apiError is the error for an answer in the API's error shape {"error":{"code","message"}}.

@@ -335,8 +335,9 @@ func (l *Lock) Release(ctx context.Context) error {
 	var err error
 	l.released.Do(func() {
 		l.s.unregister(&l.handle)
-		doc := map[string]string{"session": l.s.id, "resource": l.resource, "owner": "Session", "principal": l.principal}
-		err = l.s.noteLoss(l.s.c.expect(ctx, post("/v1/applocks/"+seg(l.ns)+"/release", doc, retryWrite), nil, 200))
+		r := &request{method: http.MethodPost, path: "/v1/applocks/" + seg(l.ns) + "/release",
+			body: lockBody(l.s.id, l.resource, "", "Session", l.principal, 0), retry: retryWrite}
+		err = l.s.noteLoss(l.s.c.expect(ctx, r, nil, 200))
 	})
 	return err
 }

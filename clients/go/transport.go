@@ -6,9 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -62,6 +65,31 @@ var errWaitBroken = errors.New("leasehold: the wait broke")
 
 func seg(name string) string { return url.PathEscape(name) }
 
+// requestURL is node (scheme://host) and path (escaped, maybe with a query)
+// as url.Parse(node+path) would answer them, without parsing the node again.
+func requestURL(node, path string) (*url.URL, error) {
+	scheme, host, ok := strings.Cut(node, "://")
+	if !ok || strings.ContainsAny(host, "/?#@") || strings.Contains(path, "#") {
+		return url.Parse(node + path)
+	}
+	u := &url.URL{Scheme: scheme, Host: host}
+	rawPath, query, _ := strings.Cut(path, "?")
+	u.RawQuery = query
+	if !strings.Contains(rawPath, "%") {
+		u.Path = rawPath
+		return u, nil
+	}
+	p, err := url.PathUnescape(rawPath)
+	if err != nil {
+		return nil, err
+	}
+	u.Path = p
+	if escaped := (&url.URL{Path: p}).EscapedPath(); escaped != rawPath {
+		u.RawPath = rawPath
+	}
+	return u, nil
+}
+
 func encode(doc any) []byte {
 	b, err := json.Marshal(doc)
 	if err != nil {
@@ -102,14 +130,35 @@ func mayResend(r *request, f failure) bool {
 	return f == failConnect || f == failNotSent || r.retry == retryIdempotent
 }
 
+// attempt is the state of one send: whether a connection was had and the
+// request written.
+type attempt struct {
+	gotConn, wrote atomic.Bool
+}
+
+// isDial reports whether err is a failure to connect (nothing was sent).
+func isDial(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
+
 // send performs one attempt on node. timeout < 0: no deadline. A nil answer
 // comes with a failure, or with an error when ctx ended.
 func (c *Client) send(ctx context.Context, node string, r *request, timeout time.Duration, stream bool) (*answer, failure, error) {
-	actx, cancel := context.WithCancel(ctx)
-	var timedOut, gotConn, wrote atomic.Bool
+	// A stream outlives the attempt's deadline once answered: its timer is
+	// stopped then. Other calls end with their attempt.
+	var actx context.Context
+	var cancel context.CancelFunc
 	var timer *time.Timer
-	if timeout >= 0 {
-		timer = time.AfterFunc(timeout, func() { timedOut.Store(true); cancel() })
+	var streamTimedOut atomic.Bool
+	switch {
+	case stream:
+		actx, cancel = context.WithCancel(ctx)
+		timer = time.AfterFunc(timeout, func() { streamTimedOut.Store(true); cancel() })
+	case timeout >= 0:
+		actx, cancel = context.WithTimeout(ctx, timeout)
+	default:
+		actx, cancel = context.WithCancel(ctx)
 	}
 	stop := func() {
 		if timer != nil {
@@ -117,52 +166,74 @@ func (c *Client) send(ctx context.Context, node string, r *request, timeout time
 		}
 		cancel()
 	}
-	trace := &httptrace.ClientTrace{
-		GotConn: func(httptrace.GotConnInfo) { gotConn.Store(true); wrote.Store(false) },
-		WroteRequest: func(i httptrace.WroteRequestInfo) {
-			if i.Err == nil {
-				wrote.Store(true)
-			}
-		},
+	var at attempt
+	// A request that may not be sent twice asks the transport through a trace
+	// whether it was written; an idempotent one only needs to know whether it
+	// could connect (a dial error), which costs nothing per call.
+	traced := r.retry != retryIdempotent
+	hctx := actx
+	if traced {
+		hctx = httptrace.WithClientTrace(actx, &httptrace.ClientTrace{
+			GotConn: func(httptrace.GotConnInfo) { at.gotConn.Store(true); at.wrote.Store(false) },
+			WroteRequest: func(i httptrace.WroteRequestInfo) {
+				if i.Err == nil {
+					at.wrote.Store(true)
+				}
+			},
+		})
 	}
-	var body io.Reader
-	if r.body != nil {
-		body = bytes.NewReader(r.body)
-	}
-	hreq, err := http.NewRequestWithContext(httptrace.WithClientTrace(actx, trace), r.method, node+r.path, body)
+	u, err := requestURL(node, r.path)
 	if err != nil {
 		stop()
 		return nil, 0, newError(nil, "bad_url", 0, "%v", err)
 	}
-	hreq.Header = c.headers.Clone()
-	fail := func() (*answer, failure, error) {
+	hreq := (&http.Request{
+		Method:     r.method,
+		URL:        u,
+		Proto:      "HTTP/1.1",
+		ProtoMajor: 1,
+		ProtoMinor: 1,
+		Header:     c.headers, // shared, never changed: the transport does not write to it
+		Host:       u.Host,
+	}).WithContext(hctx)
+	if r.body != nil { // as http.NewRequest sets a *bytes.Reader body up
+		body := r.body
+		hreq.Body = io.NopCloser(bytes.NewReader(body))
+		hreq.ContentLength = int64(len(body))
+		hreq.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	}
+	fail := func(err error) (*answer, failure, error) {
+		timedOut := streamTimedOut.Load() || errors.Is(actx.Err(), context.DeadlineExceeded)
 		stop()
 		switch {
 		case ctx.Err() != nil:
 			return nil, 0, ctxError(ctx.Err())
-		case !gotConn.Load():
+		case traced && !at.gotConn.Load(), !traced && isDial(err):
 			return nil, failConnect, nil
-		case !wrote.Load():
+		case !traced: // idempotent: whether it was written does not matter
+			if timedOut {
+				return nil, failTimeout, nil
+			}
+			return nil, failBroken, nil
+		case !at.wrote.Load():
 			return nil, failNotSent, nil
-		case timedOut.Load():
+		case timedOut:
 			return nil, failTimeout, nil
 		}
 		return nil, failBroken, nil
 	}
 	resp, err := c.http.Do(hreq)
 	if err != nil {
-		return fail()
+		return fail(err)
 	}
 	if stream && resp.StatusCode == http.StatusOK {
-		if timer != nil {
-			timer.Stop()
-		}
-		return &answer{status: 200, stream: resp.Body, stop: stop}, 0, nil
+		timer.Stop()
+		return &answer{status: 200, stream: resp.Body, stop: cancel}, 0, nil
 	}
-	data, err := io.ReadAll(resp.Body)
+	data, err := readAll(resp.Body, resp.ContentLength)
 	resp.Body.Close()
 	if err != nil {
-		return fail()
+		return fail(err)
 	}
 	stop()
 	return &answer{status: resp.StatusCode, location: resp.Header.Get("Location"), body: data}, 0, nil
@@ -192,15 +263,16 @@ func (c *Client) call(ctx context.Context, r *request, attempt time.Duration, st
 	var last503 *answer
 	for {
 		answeredAny, busy := false, false
-		asked := map[string]bool{}
-		queue := append([]string(nil), c.nodes.order()...)
+		var askedArr [4]string
+		asked := askedArr[:0]
+		queue := c.nodes.order() // immutable: never written through
 		for len(queue) > 0 {
 			node := queue[0]
 			queue = queue[1:]
-			if asked[node] {
+			if slices.Contains(asked, node) {
 				continue
 			}
-			asked[node] = true
+			asked = append(asked, node)
 			timeout := readTimeout
 			if !deadline.IsZero() {
 				timeout = max(time.Millisecond, time.Until(deadline))
@@ -280,6 +352,28 @@ func (c *Client) call(ctx context.Context, r *request, attempt time.Duration, st
 	}
 }
 
+// readAll is io.ReadAll sized by the answer's Content-Length (n < 0: unknown).
+// It reads to EOF, so the connection goes back to the pool.
+func readAll(r io.Reader, n int64) ([]byte, error) {
+	if n < 0 || n > 1<<20 {
+		return io.ReadAll(r)
+	}
+	b := make([]byte, 0, n+1)
+	for {
+		m, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+m]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+	}
+}
+
 // followRedirect answers the node a 307 names (learned if new).
 func (c *Client) followRedirect(location string) (string, bool) {
 	if location == "" {
@@ -341,4 +435,43 @@ func post(path string, doc any, rule retryRule) *request {
 		r.body = encode(doc)
 	}
 	return r
+}
+
+// appendString appends s as a JSON string, exactly as encoding/json writes it.
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// lockBody is the body of an application lock request or release: the
+// fields in encoding/json's order of a map's keys. mode empty: a release
+// (no mode, no timeout_ms).
+func lockBody(session, resource, mode, owner, principal string, timeoutMs int64) []byte {
+	b := make([]byte, 0, 64+len(session)+len(resource)+len(principal))
+	if mode != "" {
+		b = append(b, `{"mode":`...)
+		b = appendString(b, mode)
+		b = append(b, `,"owner":`...)
+	} else {
+		b = append(b, `{"owner":`...)
+	}
+	b = appendString(b, owner)
+	b = append(b, `,"principal":`...)
+	b = appendString(b, principal)
+	b = append(b, `,"resource":`...)
+	b = appendString(b, resource)
+	b = append(b, `,"session":`...)
+	b = appendString(b, session)
+	if mode != "" {
+		b = append(b, `,"timeout_ms":`...)
+		b = strconv.AppendInt(b, timeoutMs, 10)
+	}
+	return append(b, '}')
 }

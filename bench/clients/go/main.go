@@ -3,7 +3,7 @@
 // shared http.Client ("net-http"), 16 goroutines, one JSON line with the
 // process's CPU per call.
 //
-//	go_bench go-client|net-http --url URL [--callers 16] [--seconds 3] [--warmup 0.5]
+//	go_bench go-client|net-http --url URL [--callers 16] [--seconds 3] [--warmup 0.5] [--cpuprofile FILE]
 package main
 
 import (
@@ -15,6 +15,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"runtime/pprof"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -127,6 +128,7 @@ func main() {
 	callers := fs.Int("callers", 16, "concurrent callers")
 	seconds := fs.Float64("seconds", 3, "measured seconds")
 	warmup := fs.Float64("warmup", 0.5, "seconds before the clock starts")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the measured seconds to this file")
 	_ = fs.Parse(os.Args[2:])
 
 	r := &run{}
@@ -151,9 +153,24 @@ func main() {
 	}
 	ready.Wait()
 	time.Sleep(time.Duration(*warmup * float64(time.Second)))
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
 	t0, c0, p0 := time.Now(), cpuSeconds(), r.pairs.Load()
 	time.Sleep(time.Duration(*seconds * float64(time.Second)))
 	p1, c1, t1 := r.pairs.Load(), cpuSeconds(), time.Now()
+	if *cpuprofile != "" {
+		pprof.StopCPUProfile()
+	}
 	r.stop.Store(true)
 	done.Wait()
 	if r.err != nil {
