@@ -24,6 +24,10 @@ final class Errors {
     switch (code) {
       case "session_not_found":
         return new SessionLostException(code, message, status);
+      case "transaction_aborted":
+      case "transaction_expired":
+      case "transaction_lost":
+        return new TransactionAbortedException(code, message, status);
       case "stale_fence":
         return new StaleFenceException(code, message, status);
       case "locked":

@@ -27,6 +27,18 @@ final class Json {
     }
   }
 
+  /** Any value Jackson encodes as a JSON tree (a {@link JsonNode} as it is). */
+  static JsonNode value(Object v) {
+    if (v instanceof JsonNode) {
+      return (JsonNode) v;
+    }
+    try {
+      return MAPPER.valueToTree(v);
+    } catch (IllegalArgumentException e) {
+      throw new LeaseholdException("bad_request", "not JSON: " + e.getMessage(), 0);
+    }
+  }
+
   /** The answer's body as a JSON object; an empty body is an empty object. */
   static JsonNode parse(byte[] body) {
     if (body == null || body.length == 0) {

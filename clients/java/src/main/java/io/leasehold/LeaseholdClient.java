@@ -3,6 +3,7 @@ package io.leasehold;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -240,6 +241,67 @@ public final class LeaseholdClient implements AutoCloseable {
       throw Errors.writeRefusal(a.status(), doc, "saved");
     }
     return doc.path("version").asLong();
+  }
+
+  /**
+   * Enqueues an outbox message at once, outside any transaction (sent once); {@code payload}
+   * is anything Jackson encodes. A key enqueued before is not enqueued again
+   * ({@link Enqueued#duplicate()}, with the existing message's id).
+   */
+  public Enqueued enqueue(String ns, String topic, String key, Object payload) {
+    return enqueue(ns, topic, key, payload, null);
+  }
+
+  Enqueued enqueue(String ns, String topic, String key, Object payload, String session) {
+    ObjectNode doc = Json.object().put("key", key);
+    doc.set("payload", Json.value(payload));
+    if (session != null) {
+      doc.put("session", session);
+    }
+    String path = "/v1/outbox/" + Json.seg(ns) + "/" + Json.seg(topic);
+    return Enqueued.of(expect(transport.call(Request.write("POST", path, Json.bytes(doc))), 201, 200));
+  }
+
+  /**
+   * Leases up to {@code max} (1..1000) pending messages of {@code topic} to {@code consumer}
+   * for {@code lease}, under one claim token; answers them oldest first (maybe none). Sent once:
+   * a break is {@link UnreachableException} (the messages come back when the lease runs out).
+   * Perform each effect idempotently (by its key), then {@link #ack} it.
+   */
+  public List<Message> claim(String ns, String topic, String consumer, int max, Duration lease) {
+    ObjectNode doc = Json.object().put("consumer", consumer).put("max", max).put("lease_ms", lease.toMillis());
+    String path = "/v1/outbox/" + Json.seg(ns) + "/" + Json.seg(topic) + "/claim";
+    JsonNode answer = expect(transport.call(Request.write("POST", path, Json.bytes(doc))), 200);
+    List<Message> messages = new ArrayList<>();
+    for (JsonNode m : answer.path("messages")) {
+      messages.add(Message.of(m));
+    }
+    return messages;
+  }
+
+  /**
+   * Acks a claimed message once its effect is done. A repeated ack is harmless (and is sent
+   * again after a break). Throws {@link LostException} (code {@code not_owner} or
+   * {@code expired}) when the claim ran out or the message was claimed again, code
+   * {@code not_found} for an unknown id.
+   */
+  public void ack(String ns, String topic, Message message) {
+    ObjectNode doc = Json.object().put("id", message.id()).put("claim_token", message.claimToken());
+    String path = "/v1/outbox/" + Json.seg(ns) + "/" + Json.seg(topic) + "/ack";
+    Answer a = transport.call(new Request("POST", path, Json.bytes(doc), Request.Retry.IDEMPOTENT, 0));
+    if (a.status() == 200) {
+      return;
+    }
+    JsonNode answer = a.json();
+    if (a.status() == 423) {
+      String reason = answer.path("reason").asText("");
+      if (reason.isEmpty()) {
+        JsonNode err = answer.path("error");
+        reason = err.path("code").asText("not_owner");
+      }
+      throw new LostException(reason, "the claim is no longer ours (" + reason + ")", 423);
+    }
+    throw Errors.fromAnswer(a.status(), answer);
   }
 
   /**

@@ -69,6 +69,30 @@ public final class Session implements AutoCloseable {
     return lost.isDone();
   }
 
+  LeaseholdClient client() {
+    return client;
+  }
+
+  /**
+   * Begins the session's transaction (at most one is open): close it, or {@link
+   * Transaction#commit()} it. Throws {@link LeaseholdException} {@code transaction_open},
+   * {@link SessionLostException} or {@link UnreachableException}.
+   */
+  public Transaction transaction() {
+    checkUsable();
+    Answer a = run(() -> transport().call(Request.write("POST", "/v1/sessions/" + Json.seg(id) + "/transaction",
+        null)));
+    JsonNode doc = a.json();
+    if (a.status() != 201) {
+      LeaseholdException e = Errors.fromAnswer(a.status(), doc);
+      if (e instanceof SessionLostException) {
+        noticeLoss();
+      }
+      throw e;
+    }
+    return new Transaction(this, doc);
+  }
+
   Transport transport() {
     return client.transport();
   }
