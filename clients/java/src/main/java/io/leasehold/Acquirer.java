@@ -1,7 +1,6 @@
 package io.leasehold;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.time.Duration;
 
 /**
@@ -20,18 +19,18 @@ final class Acquirer {
   }
 
   private static Request request(Target t, long timeoutMs) {
-    ObjectNode doc = Json.object();
-    doc.put("session", t.session());
     String path;
+    byte[] body;
     if (t.mode() != null) {
-      doc.put("resource", t.name()).put("mode", t.mode());
       path = "/v1/applocks/" + Json.seg(t.ns()) + "/acquire";
+      body = Json.flat("session", t.session(), "resource", t.name(), "mode", t.mode(), "owner", "Session",
+          "timeout_ms", timeoutMs, "principal", t.principal());
     } else {
-      doc.put("limit", t.limit()).put("permits", t.permits());
       path = "/v1/semaphores/" + Json.seg(t.ns()) + "/" + Json.seg(t.name()) + "/acquire";
+      body = Json.flat("session", t.session(), "limit", t.limit(), "permits", t.permits(), "owner", "Session",
+          "timeout_ms", timeoutMs, "principal", t.principal());
     }
-    doc.put("owner", "Session").put("timeout_ms", timeoutMs).put("principal", t.principal());
-    return new Request("POST", path, Json.bytes(doc), Request.Retry.LOCK, timeoutMs);
+    return new Request("POST", path, body, Request.Retry.LOCK, timeoutMs);
   }
 
   /** Whether a broken wait is asked again. */
@@ -47,7 +46,7 @@ final class Acquirer {
     while (true) {
       try {
         Answer a = transport.call(request(t, left));
-        return Grant.of(a.status(), a.json());
+        return Grant.of(a);
       } catch (Transport.WaitBroken e) {
         if (!ridesThrough(heldAlready, left)) {
           throw Transport.unreachable("the wait broke; the lock may or may not be held");

@@ -14,7 +14,9 @@ public abstract class Held implements AutoCloseable {
   final String key;
   private final long fence;
   private final boolean waited;
-  private final CompletableFuture<Void> lost = new CompletableFuture<>();
+  /** Set once when lost; {@link #lost} is made only when asked for (most handles never are). */
+  private volatile boolean isLost;
+  private volatile CompletableFuture<Void> lost;
   private final AtomicBoolean released = new AtomicBoolean();
 
   Held(Session session, String ns, String principal, String key, Grant grant) {
@@ -46,17 +48,34 @@ public abstract class Held implements AutoCloseable {
    * callbacks run on a client thread: keep them short.
    */
   public CompletableFuture<Void> lost() {
-    return lost;
+    CompletableFuture<Void> f = lost;
+    if (f == null) {
+      synchronized (this) {
+        f = lost;
+        if (f == null) {
+          f = new CompletableFuture<>();
+          lost = f;
+        }
+      }
+    }
+    if (isLost) {
+      f.complete(null);
+    }
+    return f;
   }
 
   /** True while neither released nor lost. */
   public boolean held() {
-    return !released.get() && !lost.isDone();
+    return !released.get() && !isLost;
   }
 
   void markLost() {
     if (!released.get()) {
-      lost.complete(null);
+      isLost = true;
+      CompletableFuture<Void> f = lost;
+      if (f != null) {
+        f.complete(null);
+      }
     }
   }
 
@@ -69,7 +88,7 @@ public abstract class Held implements AutoCloseable {
       return;
     }
     session.forget(this);
-    if (lost.isDone()) {
+    if (isLost) {
       throw new LostException("lost", "it was lost before the release", 0);
     }
     try {

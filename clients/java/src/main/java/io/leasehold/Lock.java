@@ -1,7 +1,5 @@
 package io.leasehold;
 
-import com.fasterxml.jackson.databind.node.ObjectNode;
-
 /**
  * An application lock held by a {@link Session} (owner Session). Thread-safe; close it (or
  * {@link #release()}) to give it back.
@@ -12,7 +10,11 @@ public final class Lock extends Held {
   private final int count;
 
   Lock(Session session, String ns, String principal, String resource, Grant grant) {
-    super(session, ns, principal, lockKey(ns, principal, resource), grant);
+    this(session, ns, principal, resource, lockKey(ns, principal, resource), grant);
+  }
+
+  Lock(Session session, String ns, String principal, String resource, String key, Grant grant) {
+    super(session, ns, principal, key, grant);
     this.resource = resource;
     this.mode = LockMode.of(grant.mode());
     this.count = grant.count();
@@ -39,10 +41,9 @@ public final class Lock extends Held {
 
   @Override
   void sendRelease() {
-    ObjectNode doc = Json.object().put("session", session.id()).put("resource", resource)
-        .put("owner", "Session").put("principal", principal);
-    Answer a = session.transport().call(Request.write("POST", "/v1/applocks/" + Json.seg(ns) + "/release",
-        Json.bytes(doc)));
+    byte[] body = Json.flat("session", session.id(), "resource", resource, "owner", "Session",
+        "principal", principal);
+    Answer a = session.transport().call(Request.write("POST", "/v1/applocks/" + Json.seg(ns) + "/release", body));
     if (a.status() != 200) {
       throw Errors.fromAnswer(a.status(), a.json());
     }

@@ -1,7 +1,5 @@
 package io.leasehold;
 
-import com.fasterxml.jackson.databind.node.ObjectNode;
-
 /**
  * Permits of a semaphore held by a {@link Session}. Thread-safe; close it (or
  * {@link #release()}) to give its permits back.
@@ -39,10 +37,10 @@ public final class SemaphoreSlot extends Held {
 
   @Override
   void sendRelease() {
-    ObjectNode doc = Json.object().put("session", session.id()).put("permits", permits)
-        .put("owner", "Session").put("principal", principal);
+    byte[] body = Json.flat("session", session.id(), "permits", permits, "owner", "Session",
+        "principal", principal);
     String path = "/v1/semaphores/" + Json.seg(ns) + "/" + Json.seg(name) + "/release";
-    Answer a = session.transport().call(Request.write("POST", path, Json.bytes(doc)));
+    Answer a = session.transport().call(Request.write("POST", path, body));
     if (a.status() != 200) {
       throw Errors.fromAnswer(a.status(), a.json());
     }

@@ -123,7 +123,7 @@ public final class Session implements AutoCloseable {
     String key = Lock.lockKey(ns, principal, resource);
     var target = new Acquirer.Target(ns, id, resource, principal, mode.wire(), 0, 0);
     Grant g = run(() -> new Acquirer(transport()).acquire(target, timeout, holds(key)));
-    return keep(new Lock(this, ns, principal, resource, g));
+    return keep(new Lock(this, ns, principal, resource, key, g));
   }
 
   /** {@link #lock(String, String, LockMode, Duration)} on a client thread. */

@@ -14,7 +14,9 @@ import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 
 /**
@@ -54,12 +56,15 @@ final class Transport {
 
   final Nodes nodes;
   final Duration ioTimeout;
-  private final String token;
+  private final String authorization;
   private final HttpClient http;
+  /** Parsed request URIs by node + path (bounded: paths with ids come and go). */
+  private final Map<String, URI> uris = new ConcurrentHashMap<>();
+  private static final int MAX_URIS = 1024;
 
   Transport(List<String> urls, String token, Duration ioTimeout) {
     this.nodes = new Nodes(urls);
-    this.token = token;
+    this.authorization = token == null ? null : "Bearer " + token;
     this.ioTimeout = ioTimeout;
     this.http = HttpClient.newBuilder()
         .version(HttpClient.Version.HTTP_1_1)
@@ -70,12 +75,12 @@ final class Transport {
 
   /** The outcome of one send: an Answer, or a Failure. */
   private Object send(String node, Request req, long timeoutMs, boolean stream) {
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(node + req.path()));
+    HttpRequest.Builder b = HttpRequest.newBuilder(uri(node + req.path()));
     if (timeoutMs > 0) {
       b.timeout(Duration.ofMillis(timeoutMs));
     }
-    if (token != null) {
-      b.header("Authorization", "Bearer " + token);
+    if (authorization != null) {
+      b.header("Authorization", authorization);
     }
     if (req.body() != null) {
       b.header("Content-Type", "application/json");
@@ -105,6 +110,17 @@ final class Transport {
       Thread.currentThread().interrupt();
       throw new CancelledException("interrupted", "the calling thread was interrupted", 0);
     }
+  }
+
+  private URI uri(String url) {
+    URI u = uris.get(url);
+    if (u == null) {
+      u = URI.create(url);
+      if (uris.size() < MAX_URIS) {
+        uris.put(url, u);
+      }
+    }
+    return u;
   }
 
   private static Answer answer(Request req, int status, String location, byte[] body) {
@@ -167,11 +183,33 @@ final class Transport {
     while (true) {
       boolean answeredAny = false;
       boolean busy = false;
-      Set<String> asked = new HashSet<>();
-      Deque<String> queue = new ArrayDeque<>(nodes.order());
-      while (!queue.isEmpty()) {
-        String node = queue.pollFirst();
-        if (!asked.add(node)) {
+      // The nodes in order, after any leader a 307 named; the sets are made only past the
+      // first node (one node, or the leader answering, allocates nothing).
+      List<String> order = nodes.order();
+      int next = 0;
+      Deque<String> queue = null;
+      String first = null;
+      Set<String> asked = null;
+      while (true) {
+        String node;
+        if (queue != null && !queue.isEmpty()) {
+          node = queue.pollFirst();
+        } else if (next < order.size()) {
+          node = order.get(next++);
+        } else {
+          break;
+        }
+        if (asked == null) {
+          if (first == null) {
+            first = node;
+          } else if (first.equals(node)) {
+            continue;
+          } else {
+            asked = new HashSet<>();
+            asked.add(first);
+            asked.add(node);
+          }
+        } else if (!asked.add(node)) {
           continue;
         }
         long timeout = deadline == null || stream ? readTimeout
@@ -186,6 +224,9 @@ final class Transport {
           busy = true;
           String target = a.location() == null ? null : Nodes.origin(a.location());
           if (target != null && target.startsWith("http://") && nodes.learn(target)) {
+            if (queue == null) {
+              queue = new ArrayDeque<>();
+            }
             queue.addFirst(target);
             continue;
           }
