@@ -316,6 +316,12 @@ func TestHeldLockSurvivesKill9(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// B is held before the other session asks for it, so that its wait is
+	// the one the restart breaks (asked the other way round, the test hung).
+	holdB, err := s.Lock(ctx, "app", "B", leasehold.Exclusive)
+	if err != nil {
+		t.Fatal(err)
+	}
 	other := session(t, c, "other", 10*time.Second)
 	waited := make(chan error, 1)
 	go func() { // a wait broken by the restart is ridden through
@@ -325,11 +331,6 @@ func TestHeldLockSurvivesKill9(t *testing.T) {
 		}
 		waited <- err
 	}()
-	holdB, err := s.Lock(ctx, "app", "B", leasehold.Exclusive)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = holdB
 	time.Sleep(300 * time.Millisecond)
 	srv.kill9Restart()
 	time.Sleep(2 * time.Second)
