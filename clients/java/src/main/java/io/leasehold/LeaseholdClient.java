@@ -151,15 +151,7 @@ public final class LeaseholdClient implements AutoCloseable {
    */
   public Checkout checkout(String ns, String key, String owner, Duration ttl) {
     String token = UUID.randomUUID().toString().replace("-", "");
-    Answer a = transport.call(Checkout.request(ns, key, owner, ttl, token));
-    JsonNode doc = a.json();
-    if (a.status() == 423) {
-      throw new LockedException("held by " + Json.text(doc, "locked_by"), 423, Json.text(doc, "locked_by"));
-    }
-    if (a.status() != 200) {
-      throw Errors.fromAnswer(a.status(), doc);
-    }
-    return new Checkout(this, ns, key, owner, ttl, token, doc);
+    return new Checkout(this, ns, key, owner, ttl, token, granted(ns, key, owner, ttl, token));
   }
 
   /**
@@ -168,6 +160,12 @@ public final class LeaseholdClient implements AutoCloseable {
    */
   public Lease lease(String ns, String key, String owner, Duration ttl) {
     String token = UUID.randomUUID().toString().replace("-", "");
+    JsonNode doc = granted(ns, key, owner, ttl, token);
+    return new Lease(ns, key, owner, token, doc.path("fence").asLong(0));
+  }
+
+  /** A checkout with its own token, granted (its answer) or refused (LockedException, …). */
+  private JsonNode granted(String ns, String key, String owner, Duration ttl, String token) {
     Answer a = transport.call(Checkout.request(ns, key, owner, ttl, token));
     JsonNode doc = a.json();
     if (a.status() == 423) {
@@ -176,7 +174,7 @@ public final class LeaseholdClient implements AutoCloseable {
     if (a.status() != 200) {
       throw Errors.fromAnswer(a.status(), doc);
     }
-    return new Lease(ns, key, owner, token, doc.path("fence").asLong(0));
+    return doc;
   }
 
   /**
