@@ -10,41 +10,10 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** The client against a real server; every answer is validated against docs/openapi.yaml. */
-class ClientTest {
-  private static OpenApiValidator validator;
-  private TestServer server;
-  private LeaseholdClient client;
-
-  @BeforeAll
-  static void contract() throws Exception {
-    validator = OpenApiValidator.install();
-  }
-
-  @AfterAll
-  static void someValidated() {
-    assertTrue(validator.check() > 0, "no answer was validated");
-  }
-
-  @BeforeEach
-  void start() throws Exception {
-    server = new TestServer();
-    client = LeaseholdClient.builder().url(server.url()).ioTimeout(Duration.ofSeconds(10)).build();
-  }
-
-  @AfterEach
-  void stop() {
-    client.close();
-    server.close();
-    validator.check();
-  }
-
+class ClientTest extends ServerTestBase {
   @Test
   void lockFenceAndTypedRefusals() {
     try (Session a = client.session("a", Duration.ofSeconds(10));

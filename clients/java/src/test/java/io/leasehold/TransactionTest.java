@@ -16,41 +16,10 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** Transactions, operation records and the outbox against a real server (answers validated). */
-class TransactionTest {
-  private static OpenApiValidator validator;
-  private TestServer server;
-  private LeaseholdClient client;
-
-  @BeforeAll
-  static void contract() throws Exception {
-    validator = OpenApiValidator.install();
-  }
-
-  @AfterAll
-  static void someValidated() {
-    assertTrue(validator.check() > 0, "no answer was validated");
-  }
-
-  @BeforeEach
-  void start() throws Exception {
-    server = new TestServer();
-    client = LeaseholdClient.builder().url(server.url()).ioTimeout(Duration.ofSeconds(10)).build();
-  }
-
-  @AfterEach
-  void stop() {
-    client.close();
-    server.close();
-    validator.check();
-  }
-
+class TransactionTest extends ServerTestBase {
   /** The README's walkthrough: answers the outcome, and whether this call did the work. */
   private static boolean finalize(Session s, String invoice, List<JsonNode> outcomes) {
     try (Transaction tx = s.transaction()) {
