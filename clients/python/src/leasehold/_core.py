@@ -87,6 +87,15 @@ class Failure(enum.Enum):
     TIMEOUT = 4  # written, no answer within the deadline
 
 
+@dataclass(frozen=True, slots=True)
+class TlsRefused:
+    """The TLS handshake failed: the server's certificate was not accepted (unknown CA,
+    expired, another host) or the server refused ours. The server acted on nothing, as
+    with ``Failure.CONNECT``; ``reason`` names the failure."""
+
+    reason: str
+
+
 @dataclass(slots=True)
 class Answer:
     status: int
@@ -96,7 +105,7 @@ class Answer:
 
 
 Action = Send | Sleep
-Outcome = Answer | Failure | None
+Outcome = Answer | Failure | TlsRefused | None
 Plan = Generator[Action, Outcome, T]
 
 
@@ -180,6 +189,11 @@ def lock_refusal(status: int, doc: Json) -> LeaseholdError:
 
 def unreachable(message: str, code: str = "unreachable") -> LeaseholdError:
     return make_error(Unreachable, code, message, 0)
+
+
+def tls_failed(node: str, refused: TlsRefused) -> LeaseholdError:
+    """Unreachable with code ``tls``: retrying does not help until a certificate changes."""
+    return unreachable(f"TLS handshake with {node} failed: {refused.reason}", "tls")
 
 
 # ---------------------------------------------------------------- paths and bodies
@@ -276,6 +290,22 @@ def follow_redirect(nodes: Nodes, location: str | None) -> str | None:
     return node if nodes.learn(node) else None
 
 
+def insecure_redirect(node: str, location: str | None) -> LeaseholdError | None:
+    """The error for a 307 from an https:// node to an http:// URL, which is never
+    followed: it would send the request (and its token) in cleartext. None for any
+    other redirect: to https:// always, to http:// from an http:// node."""
+    if not location or not node.startswith("https://"):
+        return None
+    if urlsplit(location).scheme != "http":
+        return None
+    return make_error(
+        LeaseholdError,
+        "bad_url",
+        f"{node} redirected to {location}: a redirect from https:// to http:// is not followed",
+        307,
+    )
+
+
 def may_resend(request: Request, failure: Failure) -> bool:
     """Whether a request may be sent again (to this node or the next) after ``failure``:
     only when nothing reached the server, or the request is idempotent."""
@@ -315,6 +345,7 @@ def call(
     )
     pause = PAUSE_FIRST
     last_503: Answer | None = None
+    tls: LeaseholdError | None = None  # the last TLS refusal, named if no node answers
     first_round = True
     while True:
         answered_any = False
@@ -337,6 +368,10 @@ def call(
                 outcome = yield Send(node, request, timeout, stream)
                 if isinstance(outcome, Answer) or outcome is None:
                     break
+                if isinstance(outcome, TlsRefused):
+                    tls = tls_failed(node, outcome)
+                    nodes.demote(node)
+                    break
                 if outcome is Failure.CONNECT:
                     nodes.demote(node)
                     break
@@ -357,6 +392,9 @@ def call(
             answered_any = True
             if outcome.status == 307:
                 busy = True
+                refused = insecure_redirect(node, outcome.location)
+                if refused is not None:
+                    raise refused
                 target = follow_redirect(nodes, outcome.location)
                 if target is not None:
                     queue.insert(0, target)
@@ -372,6 +410,8 @@ def call(
             return outcome
         first_round = False
         if not answered_any:
+            if tls is not None:
+                raise tls
             raise unreachable(f"no node answered ({', '.join(nodes.order())})")
         now = time.monotonic()
         if deadline is None and busy:
@@ -411,18 +451,28 @@ def expect(
 
 
 def wait_healthy(nodes: Nodes, until: float) -> Plan[bool]:
-    """Ask each node's /healthz in turn until one answers 200 (it leads) or ``until``."""
+    """Ask each node's /healthz in turn until one answers 200 (it leads) or ``until``.
+    Raises Unreachable (code ``tls``) after a round in which no node answered and one
+    refused TLS: waiting does not mend a certificate."""
     pause = PAUSE_FIRST
     req = Request("GET", "/healthz", None, Retry.IDEMPOTENT)
     while True:
+        tls: LeaseholdError | None = None
+        answered = False
         for node in nodes.order():
             left = until - time.monotonic()
             if left <= 0:
                 return False
             outcome = yield Send(node, req, min(left, 2.0))
-            if isinstance(outcome, Answer) and outcome.status == 200:
-                nodes.answered(node)
-                return True
+            if isinstance(outcome, Answer):
+                if outcome.status == 200:
+                    nodes.answered(node)
+                    return True
+                answered = True
+            elif isinstance(outcome, TlsRefused):
+                tls = tls_failed(node, outcome)
+        if tls is not None and not answered:
+            raise tls
         if time.monotonic() + pause >= until:
             return False
         yield Sleep(pause)
