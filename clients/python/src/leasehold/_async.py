@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ssl
 import time
 import uuid
 from collections import deque
@@ -19,8 +20,8 @@ from typing import Any, TypeVar
 import httpx
 
 from . import _async_backend as backend
-from . import _core
-from ._core import Answer, Failure, Json, Plan, Send, Sleep, seg
+from . import _core, _tls
+from ._core import Answer, Failure, Json, Plan, Send, Sleep, TlsRefused, seg
 from ._errors import LeaseholdError, Lost, SessionLost, TransactionAborted
 
 T = TypeVar("T")
@@ -35,16 +36,52 @@ def _timeout(seconds: float) -> httpx.Timeout:
     return httpx.Timeout(seconds, connect=min(_core.CONNECT_TIMEOUT, seconds))
 
 
+def _failure(error: httpx.TransportError) -> Failure | TlsRefused:
+    """What a transport error means for the core: a TLS refusal first (nothing was
+    acted on, whenever it arrived), then by when it happened."""
+    refused = _tls.refusal(error)
+    if refused is not None:
+        return refused
+    if isinstance(error, _CONNECT_ERRORS):
+        return Failure.CONNECT
+    if isinstance(error, _NOT_SENT_ERRORS):
+        return Failure.NOT_SENT
+    if isinstance(error, httpx.TimeoutException):
+        return Failure.TIMEOUT
+    return Failure.BROKEN
+
+
 class AsyncClient:
     """A leasehold client: one keep-alive pool per client, cheap to share (the blocking
     one across threads).
 
-    ``url`` is one server or a cluster's nodes, comma-separated, in any order.
-    ``token`` is sent as ``Authorization: Bearer``. ``io_timeout`` (s) bounds each call;
-    a lock wait adds its own timeout. Raises ``LeaseholdError("bad_url")`` for a bad URL.
+    ``url`` is one server or a cluster's nodes, comma-separated, in any order, each
+    ``http://`` or ``https://`` (port 443 by default). ``token`` is sent as
+    ``Authorization: Bearer``. ``io_timeout`` (s) bounds each call; a lock wait adds its
+    own timeout.
+
+    TLS (README, "TLS"): the server's certificate and host name are always verified,
+    against ``ca_file`` (PEM) or else the system's store; ``cert_file`` (PEM, may hold
+    the chain) and ``key_file`` (PEM; default: the key in ``cert_file``) are presented
+    when a server asks for a client certificate. Each left out is read from
+    LEASEHOLD_CA_FILE, LEASEHOLD_CERT, LEASEHOLD_KEY. Or give ``ssl_context`` instead
+    (it must verify: CERT_REQUIRED and check_hostname).
+
+    Raises ``LeaseholdError`` ``bad_url`` for a bad URL, ``bad_tls`` for TLS files or a
+    context that cannot be used.
     """
 
-    def __init__(self, url: str, *, token: str | None = None, io_timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        token: str | None = None,
+        io_timeout: float = 30.0,
+        ca_file: _tls.Path | None = None,
+        cert_file: _tls.Path | None = None,
+        key_file: _tls.Path | None = None,
+        ssl_context: ssl.SSLContext | None = None,
+    ) -> None:
         self._nodes = _core.Nodes(_core.parse_urls(url))
         self._io = io_timeout
         headers = {"content-type": "application/json", "accept": "application/json"}
@@ -59,6 +96,7 @@ class AsyncClient:
             limits=httpx.Limits(max_connections=None, max_keepalive_connections=64),
             follow_redirects=False,
             trust_env=False,
+            verify=_tls.context(ca_file, cert_file, key_file, ssl_context),
         )
 
     # -- plumbing
@@ -75,7 +113,7 @@ class AsyncClient:
         except StopIteration as done:
             return done.value  # type: ignore[no-any-return]
 
-    async def _send(self, s: Send) -> Answer | Failure:
+    async def _send(self, s: Send) -> Answer | Failure | TlsRefused:
         req = s.request
         if s.stream:
             timeout = self._watch_timeout
@@ -99,14 +137,8 @@ class AsyncClient:
                 r = await self._http.request(
                     req.method, s.node + req.path, content=req.body, timeout=timeout
                 )
-        except _CONNECT_ERRORS:
-            return Failure.CONNECT
-        except _NOT_SENT_ERRORS:
-            return Failure.NOT_SENT
-        except httpx.TimeoutException:
-            return Failure.TIMEOUT
-        except httpx.TransportError:
-            return Failure.BROKEN
+        except httpx.TransportError as e:
+            return _failure(e)
         return Answer(r.status_code, r.headers.get("location"), r.content)
 
     async def aclose(self) -> None:
@@ -262,7 +294,8 @@ class AsyncClient:
         await self._run(_core.end_session(self._nodes, self._io, session_id))
 
     async def healthy(self, timeout: float = 0.0) -> bool:
-        """Whether some node answers /healthz 200 (it leads), asking until ``timeout``."""
+        """Whether some node answers /healthz 200 (it leads), asking until ``timeout``.
+        Raises Unreachable (code ``tls``) when no node answered and one refused TLS."""
         deadline = time.monotonic() + max(timeout, 0.5)
         return await self._run(_core.wait_healthy(self._nodes, deadline))
 
