@@ -18,13 +18,17 @@ import {
 import { Checkout, type CheckoutOptions } from "./checkout.js";
 import { LeaseholdError } from "./errors.js";
 import { Session, type SessionOptions } from "./session.js";
+import { secureContextOf, type TlsOptions } from "./tls.js";
 import { ackMessage, type ClaimOptions, claimMessages } from "./transaction.js";
 import { Transport } from "./transport.js";
 import { type WatchEvent, type WatchOptions, watchEvents } from "./watch.js";
 
-/** Options of a Client. */
-export interface ClientOptions {
-  /** One server, or a cluster's nodes comma-separated, in any order: "http://a:7070,http://b:7070". */
+/** Options of a Client; the TLS ones apply to https:// nodes (README, "TLS"). */
+export interface ClientOptions extends TlsOptions {
+  /**
+   * One server, or a cluster's nodes comma-separated, in any order:
+   * "http://a:7070,http://b:7070"; https:// (port 443 by default) too, mixed.
+   */
   url: string;
   /** Sent as `Authorization: Bearer …` when given. */
   token?: string;
@@ -68,11 +72,15 @@ export class Client {
   /** @internal */
   readonly transport: Transport;
 
-  /** Throws LeaseholdError `bad_url` for a URL that is not http(s). */
+  /**
+   * Throws LeaseholdError `bad_url` for a URL that is not http(s), `bad_tls`
+   * for TLS files or PEMs that cannot be used (read here, once, from the
+   * options or LEASEHOLD_CA_FILE, LEASEHOLD_CERT, LEASEHOLD_KEY).
+   */
   constructor(options: ClientOptions) {
     const io = options.ioTimeoutMs ?? 30_000;
     if (!(io > 0)) throw new LeaseholdError("ioTimeoutMs must be positive", { code: "bad_request" });
-    this.transport = new Transport(options.url, io, options.token);
+    this.transport = new Transport(options.url, io, options.token, secureContextOf(options));
   }
 
   /**
@@ -207,7 +215,10 @@ export class Client {
     return ackMessage(this.transport, ns, topic, message.id, message.claim_token);
   }
 
-  /** Whether some node answers /healthz 200 (the leader, in a cluster). */
+  /**
+   * Whether some node answers /healthz 200 (the leader, in a cluster).
+   * Throws UnreachableError `tls` when none answered and one refused TLS.
+   */
   healthy(): Promise<boolean> {
     return this.transport.healthy();
   }

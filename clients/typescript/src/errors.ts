@@ -90,12 +90,14 @@ export class StaleFenceError extends LeaseholdError {
 }
 
 /**
- * No server could be reached, none answered in time (`code` "timeout"), or
- * the connection broke after a request that must not be sent twice was
- * written: it may or may not have been carried out.
+ * No server could be reached, none answered in time (`code` "timeout"),
+ * none completed the TLS handshake (`code` "tls": a certificate refused,
+ * the server's or this client's; nothing was done), or the connection broke
+ * after a request that must not be sent twice was written: it may or may
+ * not have been carried out.
  */
 export class UnreachableError extends LeaseholdError {
-  constructor(message: string, options: { code?: "unreachable" | "timeout"; cause?: unknown } = {}) {
+  constructor(message: string, options: { code?: "unreachable" | "timeout" | "tls"; cause?: unknown } = {}) {
     super(message, { code: options.code ?? "unreachable", status: 0, cause: options.cause });
   }
 }

@@ -19,6 +19,7 @@ export {
 } from "./errors.js";
 export { Held, Lock, SemaphoreSlot } from "./handles.js";
 export { type LockOptions, type SemaphoreOptions, Session, type SessionOptions } from "./session.js";
+export type { TlsOptions } from "./tls.js";
 export {
   type ClaimOptions,
   type CommitResult,

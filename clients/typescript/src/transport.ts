@@ -2,8 +2,12 @@
 // lead first, redirects followed by hand, nodes that cannot be connected to
 // passed over, and a request that may have reached a node sent again only
 // when that cannot do anything twice (docs/client.md, "Clusters").
+// http:// nodes are asked with fetch, https:// ones over node:https (tls.ts).
+import type { Agent } from "node:https";
 import { connect } from "node:net";
+import type { SecureContext } from "node:tls";
 import { CancelledError, errorFromAnswer, LeaseholdError, UnreachableError } from "./errors.js";
+import { httpsAgent, type Reply, sendOverTls, tlsRefusal } from "./tls.js";
 
 /**
  * When a request may go to the next node after a failure:
@@ -30,7 +34,7 @@ export interface Answer {
   status: number;
   body: unknown;
   /** Only for `stream` calls answered 200. */
-  response?: Response;
+  response?: Reply;
 }
 
 /** A request whose connection broke after it may have been written. */
@@ -53,6 +57,8 @@ const kConnectErrorCodes = new Set([
 
 interface Node {
   origin: string;
+  /** https: */
+  secure: boolean;
   host: string;
   port: number;
   suspect: boolean;
@@ -63,7 +69,8 @@ type Attempt =
   | { kind: "notSent"; error: unknown }
   | { kind: "timedOut" }
   | { kind: "broken"; error: unknown }
-  | { kind: "answer"; status: number; body: unknown; location: string | null; response?: Response };
+  | { kind: "tls"; reason: string }
+  | { kind: "answer"; status: number; body: unknown; location: string | null; response?: Reply };
 
 /** Parses "http://a:1,http://b:2" into origins; throws LeaseholdError `bad_url`. */
 export function parseUrls(urls: string): string[] {
@@ -90,7 +97,21 @@ function nodeOf(origin: string): Node {
   const url = new URL(origin);
   const port = url.port !== "" ? Number(url.port) : url.protocol === "https:" ? 443 : 80;
   const host = url.hostname.replace(/^\[|\]$/g, "");
-  return { origin, host, port, suspect: false, lastOkAt: 0 };
+  return { origin, secure: url.protocol === "https:", host, port, suspect: false, lastOkAt: 0 };
+}
+
+/**
+ * The error for a 307 from an https:// node to an http:// URL, which is
+ * never followed: it would send the request (and its token) in cleartext.
+ * Undefined for any other redirect: to https:// always, to http:// from an
+ * http:// node.
+ */
+export function insecureRedirect(from: string, location: string | null): LeaseholdError | undefined {
+  if (location === null || !from.startsWith("https:") || !/^http:/i.test(location)) return undefined;
+  return new LeaseholdError(`${from} redirected to ${location}: a redirect from https:// to http:// is not followed`, {
+    code: "bad_url",
+    status: 307,
+  });
 }
 
 /** Resolves after `ms`, or rejects with the signal's reason when it aborts first. */
@@ -121,6 +142,10 @@ function isConnectError(error: unknown): boolean {
     e = (e as { cause?: unknown }).cause;
   }
   return false;
+}
+
+function tlsFailed(node: Node, reason: string): UnreachableError {
+  return new UnreachableError(`TLS handshake with ${node.origin} failed: ${reason}`, { code: "tls" });
 }
 
 function describe(error: unknown): string {
@@ -194,8 +219,13 @@ export class Transport {
   private readonly headers: Readonly<Record<string, string>>;
   private readonly bodyHeaders: Readonly<Record<string, string>>;
   private readonly deadlines = new Deadlines();
+  private readonly secureContext: () => SecureContext;
+  // Made when the first https:// node is asked.
+  private agent: Agent | undefined;
 
-  constructor(urls: string, ioTimeoutMs: number, token?: string) {
+  /** `secureContext()` verifies the https:// nodes (and holds the client certificate). */
+  constructor(urls: string, ioTimeoutMs: number, token: string | undefined, secureContext: () => SecureContext) {
+    this.secureContext = secureContext;
     this.nodes = parseUrls(urls).map(nodeOf);
     this.leader = this.nodes[0] as Node;
     this.ioTimeoutMs = ioTimeoutMs;
@@ -212,8 +242,10 @@ export class Transport {
   /**
    * Sends `call` as docs/client.md, "Clusters", says. Resolves with any
    * answer other than 307 and 503; throws UnreachableError when no node
-   * answered (or a non-idempotent request broke: BrokenRequestError), the
-   * 503's error after the deadline, CancelledError when `call.signal` aborts.
+   * answered (code `tls` when one refused TLS; BrokenRequestError when a
+   * non-idempotent request broke), the 503's error after the deadline,
+   * LeaseholdError `bad_url` for a redirect from https:// to http://,
+   * CancelledError when `call.signal` aborts.
    */
   async request(call: Call): Promise<Answer> {
     let deadline = call.timeoutMs === undefined ? undefined : Date.now() + call.timeoutMs;
@@ -224,6 +256,7 @@ export class Transport {
       const visited: Node[] = [];
       let answered = false;
       let problem: LeaseholdError | undefined;
+      let tls: UnreachableError | undefined;
       while (queue.length > 0) {
         const node = queue.shift() as Node;
         if (visited.includes(node)) continue;
@@ -234,6 +267,11 @@ export class Transport {
           problem = new UnreachableError(`cannot connect to ${node.origin}: ${describe(attempt.error)}`, {
             cause: attempt.error,
           });
+          continue;
+        }
+        if (attempt.kind === "tls") {
+          node.suspect = true;
+          tls = tlsFailed(node, attempt.reason);
           continue;
         }
         if (attempt.kind === "timedOut") {
@@ -251,6 +289,8 @@ export class Transport {
         node.suspect = false;
         node.lastOkAt = Date.now();
         if (attempt.status === 307) {
+          const refused = insecureRedirect(node.origin, attempt.location);
+          if (refused !== undefined) throw refused;
           const next = this.learn(attempt.location);
           problem = new LeaseholdError(`${node.origin} redirects to ${attempt.location ?? "nowhere"}`, {
             code: "unavailable",
@@ -270,7 +310,7 @@ export class Transport {
         this.leader = node;
         return { status: attempt.status, body: attempt.body, response: attempt.response };
       }
-      if (!answered) throw problem ?? new UnreachableError("no node to ask");
+      if (!answered) throw tls ?? problem ?? new UnreachableError("no node to ask");
       // A takeover is under way: ask again after a pause, until the deadline.
       deadline ??= Date.now() + this.ioTimeoutMs;
       if (Date.now() + pause >= deadline) throw problem ?? new UnreachableError("no leader");
@@ -283,8 +323,14 @@ export class Transport {
     }
   }
 
-  /** Whether some node answers GET /healthz 200 now (it becomes the believed leader). */
+  /**
+   * Whether some node answers GET /healthz 200 now (it becomes the believed
+   * leader). Throws UnreachableError `tls` when none answered and one
+   * refused TLS: waiting does not mend a certificate.
+   */
   async healthy(): Promise<boolean> {
+    let answered = false;
+    let tls: UnreachableError | undefined;
     for (const node of this.ordered()) {
       const attempt = await this.attempt(
         node,
@@ -297,8 +343,11 @@ export class Transport {
         this.leader = node;
         return true;
       }
-      if (attempt.kind !== "answer") node.suspect = true;
+      if (attempt.kind === "answer") answered = true;
+      else node.suspect = true;
+      if (attempt.kind === "tls") tls = tlsFailed(node, attempt.reason);
     }
+    if (tls !== undefined && !answered) throw tls;
     return false;
   }
 
@@ -363,20 +412,22 @@ export class Transport {
       this.deadlines.delete(controller);
       if (onAbort !== undefined) call.signal?.removeEventListener("abort", onAbort);
     };
-    let response: Response;
+    let response: Reply;
     try {
-      response = await fetch(
-        node.origin + call.path,
-        call.body === undefined
-          ? { method: call.method, headers: this.headers, redirect: "manual", signal }
-          : {
-              method: call.method,
-              headers: this.bodyHeaders,
-              body: JSON.stringify(call.body),
-              redirect: "manual",
-              signal,
-            },
-      );
+      response = node.secure
+        ? await this.sendOverTls(node, call, signal)
+        : await fetch(
+            node.origin + call.path,
+            call.body === undefined
+              ? { method: call.method, headers: this.headers, redirect: "manual", signal }
+              : {
+                  method: call.method,
+                  headers: this.bodyHeaders,
+                  body: JSON.stringify(call.body),
+                  redirect: "manual",
+                  signal,
+                },
+          );
     } catch (error) {
       cleanup();
       return this.failed(error, call, controller);
@@ -412,9 +463,18 @@ export class Transport {
     return { kind: "answer", status: response.status, body, location: response.headers.get("location") };
   }
 
+  private sendOverTls(node: Node, call: Call, signal: AbortSignal | undefined): Promise<Reply> {
+    this.agent ??= httpsAgent(this.secureContext());
+    const body = call.body === undefined ? undefined : JSON.stringify(call.body);
+    const headers = body === undefined ? this.headers : this.bodyHeaders;
+    return sendOverTls(this.agent, node.host, node.port, call.path, call.method, headers, body, signal);
+  }
+
   private failed(error: unknown, call: Call, controller: AbortController | undefined): Attempt {
     if (call.signal?.aborted) throw new CancelledError("cancelled by the caller's signal", 0, call.signal.reason);
     if (controller?.signal.aborted) return { kind: "timedOut" };
+    const reason = tlsRefusal(error);
+    if (reason !== undefined) return { kind: "tls", reason };
     if (isConnectError(error)) return { kind: "notSent", error };
     return { kind: "broken", error };
   }
