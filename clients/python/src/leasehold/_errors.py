@@ -21,8 +21,9 @@ class LeaseholdError(Exception):
     """The base of every error the client raises.
 
     ``code`` is the API's error code (``not_found``, ``exists``, ...) or the client's
-    own (``unreachable``, ``timeout``, ``lost``); ``status`` the HTTP status, 0 when no
-    answer arrived; ``message`` says what happened, for people.
+    own (``unreachable``, ``timeout``, ``tls``, ``lost``, ``bad_url``, ``bad_tls``);
+    ``status`` the HTTP status, 0 when no answer arrived; ``message`` says what
+    happened, for people.
     """
 
     def __init__(self, code: str, message: str = "", status: int = 0) -> None:
@@ -106,7 +107,9 @@ class TransactionAborted(LeaseholdError):
 
 class Unreachable(LeaseholdError):
     """No server could be reached, or the connection broke (or no answer came in time)
-    and the request could not be sent again safely: it may or may not have been done."""
+    and the request could not be sent again safely: it may or may not have been done.
+    ``code`` ``tls``: no node completed the TLS handshake (a certificate refused, the
+    server's or ours; the message names it), so nothing was done."""
 
 
 class Lost(LeaseholdError):
