@@ -158,7 +158,7 @@ class HttpsReply implements Reply {
       const chunks: Buffer[] = [];
       message.on("data", (chunk: Buffer) => chunks.push(chunk));
       message.once("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-      message.once("error", reject);
+      message.on("error", reject);
       message.once("close", () => {
         if (!message.complete) reject(new Error("the connection closed before the answer ended"));
       });
@@ -185,7 +185,7 @@ export function sendOverTls(
     const req = request({ host, port, path, method, headers, agent, signal }, (message) =>
       resolve(new HttpsReply(message)),
     );
-    req.once("error", reject);
+    req.on("error", reject); // every time: an error event without a listener would throw
     req.end(body);
   });
 }
