@@ -11,6 +11,12 @@ from types import TracebackType
 from typing import Any, Generic, Protocol, TypeVar
 
 sleep = asyncio.sleep
+R = TypeVar("R")
+
+
+async def blocking(run: Callable[..., R], *args: Any) -> R:
+    """``run(*args)``, on a worker thread: it blocks."""
+    return await asyncio.to_thread(run, *args)
 
 
 def spawn(run: Callable[[], Coroutine[Any, Any, None]], name: str) -> asyncio.Task[None]:

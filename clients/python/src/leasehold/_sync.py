@@ -39,7 +39,7 @@ def _timeout(seconds: float) -> httpx.Timeout:
     return httpx.Timeout(seconds, connect=min(_core.CONNECT_TIMEOUT, seconds))
 
 
-def _failure(error: httpx.TransportError) -> Failure | TlsRefused:
+def _failure(error: Exception) -> Failure | TlsRefused:
     """What a transport error means for the core: a TLS refusal first (nothing was
     acted on, whenever it arrived), then by when it happened."""
     refused = _tls.refusal(error)
@@ -93,13 +93,14 @@ class Client:
         self._default_timeout = _timeout(io_timeout)
         self._forever = _timeout(-1)
         self._watch_timeout = _timeout(max(_core.WATCH_SILENCE, io_timeout))
+        self._ssl = _tls.context(ca_file, cert_file, key_file, ssl_context)
         self._http = httpx.Client(
             headers=headers,
             timeout=self._default_timeout,
             limits=httpx.Limits(max_connections=None, max_keepalive_connections=64),
             follow_redirects=False,
             trust_env=False,
-            verify=_tls.context(ca_file, cert_file, key_file, ssl_context),
+            verify=self._ssl,
         )
 
     # -- plumbing
@@ -140,9 +141,18 @@ class Client:
                 r = self._http.request(
                     req.method, s.node + req.path, content=req.body, timeout=timeout
                 )
-        except httpx.TransportError as e:
-            return _failure(e)
+        except (httpx.TransportError, ssl.SSLError) as e:  # an alert read may come raw
+            return self._failed(s, e)
         return Answer(r.status_code, r.headers.get("location"), r.content)
+
+    def _failed(self, s: Send, error: Exception) -> Failure | TlsRefused:
+        failure = _failure(error)
+        if failure in (Failure.BROKEN, Failure.NOT_SENT) and s.node.startswith("https://"):
+            # Was it a refusal of our certificate whose alert the break swallowed?
+            refused = backend.blocking(_tls.probe, s.node, self._ssl, _core.CONNECT_TIMEOUT)
+            if refused is not None:
+                return refused
+        return failure
 
     def close(self) -> None:
         """Closes the connection pool. Handles still open stop working."""

@@ -6,9 +6,14 @@ way to turn that off (a context given that does not is refused)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import select
+import socket
 import ssl
+import time
 from typing import TypeAlias
+from urllib.parse import urlsplit
 
 from ._core import TlsRefused, make_error
 from ._errors import LeaseholdError
@@ -95,3 +100,28 @@ def _describe(e: ssl.SSLError) -> str:
 
 def _text(e: Exception) -> str:
     return str(e).split(" (_ssl.c:")[0]
+
+
+def probe(node: str, ctx: ssl.SSLContext, timeout: float) -> TlsRefused | None:
+    """Whether ``node`` refuses this client's TLS handshake, asked on a connection of its
+    own that sends nothing. Under TLS 1.3 a server refuses a client certificate after
+    the client's side of the handshake ended; a request written meanwhile can break the
+    connection (EPIPE) before the alert is read, and that break alone cannot tell. None:
+    the handshake was accepted (a session ticket or data came), or no answer in time."""
+    u = urlsplit(node)
+    host = u.hostname or ""
+    deadline = time.monotonic() + timeout
+    try:
+        with (
+            socket.create_connection((host, u.port or 443), timeout=timeout) as raw,
+            ctx.wrap_socket(raw, server_hostname=host) as tls,
+        ):
+            tls.setblocking(False)
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([tls], [], [], left)[0]:
+                return None
+            with contextlib.suppress(ssl.SSLWantReadError):  # a session ticket: accepted
+                tls.recv(1)  # an alert raises
+            return None
+    except OSError as e:
+        return refusal(e)
