@@ -151,20 +151,27 @@ def free_port() -> int:
 
 class Server:
     """A `leasehold serve` of the test's own; kill9() and start() again on the same
-    data directory and port for restart tests."""
+    data directory and port for restart tests. ``args`` are more arguments of serve;
+    with ``--tls-cert`` among them it serves https."""
 
     def __init__(
-        self, root: Path, config: dict[str, Any] | None = None, store: str | None = None
+        self,
+        root: Path,
+        config: dict[str, Any] | None = None,
+        store: str | None = None,
+        args: list[str] | None = None,
     ) -> None:
         self.root = root
         self.port = free_port()
         self.config = config
         self.store = store
+        self.args = list(args or [])
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        scheme = "https" if "--tls-cert" in self.args else "http"
+        return f"{scheme}://127.0.0.1:{self.port}"
 
     def start(self) -> None:
         args = [binary(), "serve", "--listen", f"127.0.0.1:{self.port}", "--log-level", "warn"]
@@ -176,18 +183,29 @@ class Server:
             cfg.write_text(json.dumps(self.config))
             args += ["--config", str(cfg)]
         log = open(self.root / "server.log", "ab")  # noqa: SIM115 - the process keeps it
-        self.proc = subprocess.Popen(args, stdout=log, stderr=log)
+        self.proc = subprocess.Popen([*args, *self.args], stdout=log, stderr=log)
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
-            try:
-                if httpx.get(self.url + "/healthz", timeout=1).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
+            if self._ready():
+                return
             if self.proc.poll() is not None:
                 break
             time.sleep(0.05)
         raise RuntimeError(f"server did not start: {(self.root / 'server.log').read_text()}")
+
+    def _ready(self) -> bool:
+        """/healthz answers 200; over https (whose certificate may be one the tests
+        mean to be refused) the port accepting connections is enough."""
+        if self.url.startswith("https:"):
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                return True
+            except OSError:
+                return False
+        try:
+            return httpx.get(self.url + "/healthz", timeout=1).status_code == 200
+        except httpx.HTTPError:
+            return False
 
     def kill9(self) -> None:
         if self.proc is not None:
@@ -210,10 +228,14 @@ def make_server() -> Iterator[Any]:
     servers: list[Server] = []
     with tempfile.TemporaryDirectory(prefix="leasehold-test-") as tmp:
 
-        def make(config: dict[str, Any] | None = None, store: str | None = None) -> Server:
+        def make(
+            config: dict[str, Any] | None = None,
+            store: str | None = None,
+            args: list[str] | None = None,
+        ) -> Server:
             root = Path(tmp) / str(len(servers))
             root.mkdir()
-            server = Server(root, config, store)
+            server = Server(root, config, store, args)
             server.start()
             servers.append(server)
             return server
@@ -221,6 +243,15 @@ def make_server() -> Iterator[Any]:
         yield make
         for s in servers:
             s.stop()
+
+
+@pytest.fixture(scope="session")
+def certs() -> Iterator[Path]:
+    """The TLS tests' throwaway certificates, made by scripts/test-certs (its header
+    lists them: ca.pem, server.pem, server-expired.pem, client-billing.pem, ...)."""
+    with tempfile.TemporaryDirectory(prefix="leasehold-certs-") as tmp:
+        subprocess.run([str(REPO / "scripts" / "test-certs"), tmp], check=True, capture_output=True)
+        yield Path(tmp)
 
 
 @pytest.fixture

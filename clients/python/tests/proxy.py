@@ -1,10 +1,12 @@
 """Small TCP and HTTP stand-ins for faults: a proxy that breaks a connection after the
-request reached the server, a standby that redirects, and a URL nobody listens on."""
+request reached the server, a TLS front with a certificate the server would refuse, a
+standby that redirects, and a URL nobody listens on."""
 
 from __future__ import annotations
 
 import http.server
 import socket
+import ssl
 import threading
 from typing import Any
 
@@ -89,10 +91,59 @@ class BreakingProxy:
         self.listener.close()
 
 
-class Redirector:
-    """A standby: answers every request 307 to ``leader``."""
+class TlsFront:
+    """Terminates TLS with ``tls`` (a server context holding its certificate) and relays
+    the bytes to the plaintext server on ``port``: a server presenting a certificate that
+    `leasehold serve` refuses to start with (an expired one)."""
 
-    def __init__(self, leader: str) -> None:
+    def __init__(self, port: int, tls: ssl.SSLContext) -> None:
+        self.target = port
+        self.tls = tls
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"https://127.0.0.1:{self.listener.getsockname()[1]}"
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        try:
+            client = self.tls.wrap_socket(conn, server_side=True)
+        except OSError:  # the handshake failed: what the tests are after
+            conn.close()
+            return
+        upstream = socket.create_connection(("127.0.0.1", self.target))
+        threading.Thread(target=_relay, args=(upstream, client), daemon=True).start()
+        _relay(client, upstream)
+
+    def __enter__(self) -> TlsFront:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.listener.close()
+
+
+def _relay(source: socket.socket, sink: socket.socket) -> None:
+    try:
+        while chunk := source.recv(65536):
+            sink.sendall(chunk)
+    except OSError:
+        pass
+    finally:
+        source.close()
+        sink.close()
+
+
+class Redirector:
+    """A standby: answers every request 307 to ``leader``; over https with ``tls`` (a
+    server context holding its certificate)."""
+
+    def __init__(self, leader: str, tls: ssl.SSLContext | None = None) -> None:
         outer = self
         self.redirects = 0
 
@@ -115,7 +166,10 @@ class Redirector:
                 pass
 
         self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        if tls is not None:
+            self.httpd.socket = tls.wrap_socket(self.httpd.socket, server_side=True)
+        scheme = "https" if tls is not None else "http"
+        self.url = f"{scheme}://127.0.0.1:{self.httpd.server_address[1]}"
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
 
     def __enter__(self) -> Redirector:
