@@ -1,8 +1,9 @@
 // Spawns real `leasehold serve` processes for the tests (LEASEHOLD_BINARY).
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { connect } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { after, before } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Client } from "../src/index.js";
@@ -18,13 +19,13 @@ export function requireBinary() {
 export interface ServerOptions {
   /** serve's --config, as JSON. */
   config?: unknown;
-  /** More arguments of `leasehold serve`. */
+  /** More arguments of `leasehold serve`; with `--tls-cert` among them it serves https. */
   args?: string[];
 }
 
 export class TestServer {
   readonly dir: string;
-  readonly args: string[];
+  args: string[];
   readonly configFile: string | undefined;
   port: number;
   proc: ChildProcess | undefined;
@@ -48,7 +49,24 @@ export class TestServer {
   }
 
   get url(): string {
-    return `http://127.0.0.1:${this.port}`;
+    return `${this.args.includes("--tls-cert") ? "https" : "http"}://127.0.0.1:${this.port}`;
+  }
+
+  /** /healthz answers 200; over https (whose certificate may be one a test means to be refused) the port accepting connections is enough. */
+  private async ready(): Promise<boolean> {
+    if (this.url.startsWith("https:")) {
+      return new Promise((done) => {
+        const socket = connect(this.port, "127.0.0.1");
+        socket.once("connect", () => {
+          socket.destroy();
+          done(true);
+        });
+        socket.once("error", () => done(false));
+      });
+    }
+    const res = await fetch(`${this.url}/healthz`);
+    await res.arrayBuffer();
+    return res.status === 200;
   }
 
   async launch() {
@@ -65,11 +83,7 @@ export class TestServer {
       if (proc.exitCode !== null) throw new Error(`leasehold exited with ${proc.exitCode}`);
       try {
         this.port = Number(readFileSync(portFile, "utf8").trim());
-        if (this.port > 0) {
-          const res = await fetch(`${this.url}/healthz`);
-          await res.arrayBuffer();
-          if (res.status === 200) return;
-        }
+        if (this.port > 0 && (await this.ready())) return;
       } catch {}
       await sleep(20);
     }
@@ -121,6 +135,17 @@ export function serverAndClient(options?: ServerOptions): { server: TestServer; 
     await fixture.server?.stop();
   });
   return fixture;
+}
+
+/**
+ * The TLS tests' throwaway certificates, made by scripts/test-certs in a
+ * folder of their own (its header lists them: ca.pem, server.pem,
+ * server-expired.pem, client-billing.pem, …). Remove the folder after.
+ */
+export function makeCerts(): string {
+  const dir = mkdtempSync(join(tmpdir(), "leasehold-certs-"));
+  execFileSync(resolve(import.meta.dirname, "../../../../scripts/test-certs"), [dir], { stdio: "ignore" });
+  return dir;
 }
 
 /** Waits until `predicate()` is true, or throws after `ms`. */
