@@ -1,13 +1,8 @@
 // TLS for https:// nodes (README, "TLS"): the certificates a client trusts
-// and presents, read once from its options or the environment, and
-// requests sent over node:https with one keep-alive Agent. Node's global
-// fetch cannot be given a CA without undici's dispatcher, a dependency;
-// http:// nodes keep using fetch. The server's certificate and host name
-// are always verified: there is no option to skip that.
+// and presents, read once from its options or the environment, and which
+// failures are TLS refusals. The server's certificate and host name are
+// always verified: there is no option to skip that.
 import { readFileSync } from "node:fs";
-import type { IncomingMessage } from "node:http";
-import { Agent, request } from "node:https";
-import { Readable } from "node:stream";
 import { createSecureContext, type SecureContext } from "node:tls";
 import { LeaseholdError } from "./errors.js";
 
@@ -73,11 +68,6 @@ export function secureContextOf(options: TlsOptions): () => SecureContext {
   }
 }
 
-/** A keep-alive pool of https connections that verify against `context`. */
-export function httpsAgent(context: SecureContext): Agent {
-  return new Agent({ keepAlive: true, secureContext: context });
-}
-
 // Node's codes of a certificate it did not accept (OpenSSL's X509_V_ERR names).
 const kVerifyCodes = new Set([
   "CERT_CHAIN_TOO_LONG",
@@ -122,70 +112,4 @@ export function tlsRefusal(error: unknown): string | undefined {
     e = (e as { cause?: unknown }).cause;
   }
   return undefined;
-}
-
-/** What the transport reads of an answer: fetch's Response has this shape, and so has an https answer. */
-export interface Reply {
-  readonly status: number;
-  readonly headers: { get(name: string): string | null };
-  text(): Promise<string>;
-  readonly body: ReadableStream<Uint8Array> | null;
-}
-
-/** An https answer, read as fetch's Response would be. */
-class HttpsReply implements Reply {
-  readonly status: number;
-  private readonly message: IncomingMessage;
-
-  constructor(message: IncomingMessage) {
-    this.message = message;
-    this.status = message.statusCode ?? 0;
-  }
-
-  get headers(): Reply["headers"] {
-    const headers = this.message.headers;
-    return {
-      get(name: string): string | null {
-        const value = headers[name.toLowerCase()];
-        return value === undefined ? null : Array.isArray(value) ? value.join(", ") : value;
-      },
-    };
-  }
-
-  text(): Promise<string> {
-    const message = this.message;
-    return new Promise((resolve, reject) => {
-      const chunks: Buffer[] = [];
-      message.on("data", (chunk: Buffer) => chunks.push(chunk));
-      message.once("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-      message.on("error", reject);
-      message.once("close", () => {
-        if (!message.complete) reject(new Error("the connection closed before the answer ended"));
-      });
-    });
-  }
-
-  get body(): ReadableStream<Uint8Array> | null {
-    return Readable.toWeb(this.message) as ReadableStream<Uint8Array>;
-  }
-}
-
-/** One https request: `signal` aborts it (before or after the answer's head). */
-export function sendOverTls(
-  agent: Agent,
-  host: string,
-  port: number,
-  path: string,
-  method: string,
-  headers: Readonly<Record<string, string>>,
-  body: string | undefined,
-  signal: AbortSignal | undefined,
-): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host, port, path, method, headers, agent, signal }, (message) =>
-      resolve(new HttpsReply(message)),
-    );
-    req.on("error", reject); // every time: an error event without a listener would throw
-    req.end(body);
-  });
 }

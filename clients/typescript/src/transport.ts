@@ -2,12 +2,12 @@
 // lead first, redirects followed by hand, nodes that cannot be connected to
 // passed over, and a request that may have reached a node sent again only
 // when that cannot do anything twice (docs/client.md, "Clusters").
-// http:// nodes are asked with fetch, https:// ones over node:https (tls.ts).
-import type { Agent } from "node:https";
+// Requests go over node:http and node:https (exchange.ts).
 import { connect } from "node:net";
 import type { SecureContext } from "node:tls";
 import { CancelledError, errorFromAnswer, LeaseholdError, UnreachableError } from "./errors.js";
-import { httpsAgent, type Reply, sendOverTls, tlsRefusal } from "./tls.js";
+import { Connections, type Reply } from "./exchange.js";
+import { tlsRefusal } from "./tls.js";
 
 /**
  * When a request may go to the next node after a failure:
@@ -52,7 +52,6 @@ const kConnectErrorCodes = new Set([
   "ENETUNREACH",
   "EAI_AGAIN",
   "EADDRNOTAVAIL",
-  "UND_ERR_CONNECT_TIMEOUT",
 ]);
 
 interface Node {
@@ -215,17 +214,15 @@ export class Transport {
   private readonly nodes: Node[];
   private leader: Node;
   readonly ioTimeoutMs: number;
-  // Built once: a headers object made anew per call costs undici ten times as much to read.
+  // Built once: node:http copies them as they are.
   private readonly headers: Readonly<Record<string, string>>;
   private readonly bodyHeaders: Readonly<Record<string, string>>;
   private readonly deadlines = new Deadlines();
-  private readonly secureContext: () => SecureContext;
-  // Made when the first https:// node is asked.
-  private agent: Agent | undefined;
+  private readonly connections: Connections;
 
   /** `secureContext()` verifies the https:// nodes (and holds the client certificate). */
   constructor(urls: string, ioTimeoutMs: number, token: string | undefined, secureContext: () => SecureContext) {
-    this.secureContext = secureContext;
+    this.connections = new Connections(secureContext);
     this.nodes = parseUrls(urls).map(nodeOf);
     this.leader = this.nodes[0] as Node;
     this.ioTimeoutMs = ioTimeoutMs;
@@ -389,10 +386,9 @@ export class Transport {
         return { kind: "notSent", error: new Error(`no connection within ${budget} ms`) };
       }
     }
-    // A signal only where something can abort the call: undici's handling of one
-    // costs more than the rest of the request. A deadline needs a controller of
-    // the call's own (the deadlines share one timer); a caller's signal alone is
-    // handed on as it is.
+    // A signal only where something can abort the call. A deadline needs a
+    // controller of the call's own (the deadlines share one timer); a caller's
+    // signal alone is handed on as it is.
     let controller: AbortController | undefined;
     let signal = call.signal;
     let onAbort: (() => void) | undefined;
@@ -412,22 +408,11 @@ export class Transport {
       this.deadlines.delete(controller);
       if (onAbort !== undefined) call.signal?.removeEventListener("abort", onAbort);
     };
+    const payload = call.body === undefined ? undefined : JSON.stringify(call.body);
+    const headers = payload === undefined ? this.headers : this.bodyHeaders;
     let response: Reply;
     try {
-      response = node.secure
-        ? await this.sendOverTls(node, call, signal)
-        : await fetch(
-            node.origin + call.path,
-            call.body === undefined
-              ? { method: call.method, headers: this.headers, redirect: "manual", signal }
-              : {
-                  method: call.method,
-                  headers: this.bodyHeaders,
-                  body: JSON.stringify(call.body),
-                  redirect: "manual",
-                  signal,
-                },
-          );
+      response = await this.connections.send(node, call.method, call.path, headers, payload, signal);
     } catch (error) {
       cleanup();
       return this.failed(error, call, controller);
@@ -460,14 +445,7 @@ export class Transport {
         }
       }
     }
-    return { kind: "answer", status: response.status, body, location: response.headers.get("location") };
-  }
-
-  private sendOverTls(node: Node, call: Call, signal: AbortSignal | undefined): Promise<Reply> {
-    this.agent ??= httpsAgent(this.secureContext());
-    const body = call.body === undefined ? undefined : JSON.stringify(call.body);
-    const headers = body === undefined ? this.headers : this.bodyHeaders;
-    return sendOverTls(this.agent, node.host, node.port, call.path, call.method, headers, body, signal);
+    return { kind: "answer", status: response.status, body, location: response.header("location") };
   }
 
   private failed(error: unknown, call: Call, controller: AbortController | undefined): Attempt {

@@ -1,4 +1,4 @@
-// The event stream (GET /v1/events) read from fetch's body: `event:` and
+// The event stream (GET /v1/events) read from the answer's body: `event:` and
 // `data:` lines parsed across chunks, a silent stream counted as broken.
 import type { Schemas } from "./api_types.js";
 import { errorFromAnswer, UnreachableError } from "./errors.js";
@@ -147,8 +147,8 @@ export async function* watchEvents(
     if (options.signal?.aborted) return;
     throw error;
   }
-  if (answer.status !== 200 || answer.response?.body == null) throw errorFromAnswer(answer.status, answer.body);
-  const reader = answer.response.body.getReader();
+  if (answer.status !== 200 || answer.response === undefined) throw errorFromAnswer(answer.status, answer.body);
+  const reader = answer.response.body().getReader();
   const decoder = new TextDecoder();
   const parser = new SseParser();
   const silence = Math.max(kSilenceMs, t.ioTimeoutMs);

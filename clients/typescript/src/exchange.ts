@@ -1,0 +1,107 @@
+// One HTTP/1.1 request and its answer over node:http or node:https, each
+// scheme with a keep-alive Agent of the client's own. Node's global fetch
+// cannot be given a CA without undici's dispatcher (a dependency), and
+// costs several times the CPU per call of node:http here (bench/clients),
+// so both schemes go this way.
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
+import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
+import { Readable } from "node:stream";
+import type { SecureContext } from "node:tls";
+
+// An idle connection is closed after this, before a server closes it under
+// a request just written (undici's default, for the same reason).
+const kIdleMs = 4_000;
+
+/** Where a request goes: https (`secure`) or http, to `host` (an IP address without brackets) and `port`. */
+export interface Server {
+  readonly secure: boolean;
+  readonly host: string;
+  readonly port: number;
+}
+
+/** An answer: its status and headers at once, its body read once, as text or as a stream. */
+export interface Reply {
+  readonly status: number;
+  header(name: string): string | null;
+  text(): Promise<string>;
+  /** The body as a web stream (the event stream reads it so). */
+  body(): ReadableStream<Uint8Array>;
+}
+
+class NodeReply implements Reply {
+  readonly status: number;
+  private readonly message: IncomingMessage;
+
+  constructor(message: IncomingMessage) {
+    this.message = message;
+    this.status = message.statusCode ?? 0;
+  }
+
+  header(name: string): string | null {
+    const value = this.message.headers[name];
+    return value === undefined ? null : Array.isArray(value) ? value.join(", ") : value;
+  }
+
+  text(): Promise<string> {
+    const message = this.message;
+    return new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      message.on("data", (chunk: Buffer) => chunks.push(chunk));
+      message.once("end", () => resolve(Buffer.concat(chunks).toString()));
+      message.on("error", reject);
+      message.once("close", () => {
+        if (!message.complete) reject(new Error("the connection closed before the answer ended"));
+      });
+    });
+  }
+
+  body(): ReadableStream<Uint8Array> {
+    return Readable.toWeb(this.message) as ReadableStream<Uint8Array>;
+  }
+}
+
+/** The keep-alive connections of one client, per scheme; each Agent made when first used. */
+export class Connections {
+  private readonly secureContext: () => SecureContext;
+  private http: HttpAgent | undefined;
+  private https: HttpsAgent | undefined;
+
+  /** `secureContext()` verifies https servers (and holds the client certificate). */
+  constructor(secureContext: () => SecureContext) {
+    this.secureContext = secureContext;
+  }
+
+  /**
+   * Sends one request; resolves with the answer once its head arrived.
+   * `signal` aborts it, before or after the head. Rejects with Node's
+   * error (`code` ECONNREFUSED, a TLS code, ECONNRESET, …).
+   */
+  send(
+    server: Server,
+    method: string,
+    path: string,
+    headers: Readonly<Record<string, string>>,
+    body: string | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<Reply> {
+    const { host, port } = server;
+    return new Promise((resolve, reject) => {
+      const onAnswer = (message: IncomingMessage) => resolve(new NodeReply(message));
+      const req = server.secure
+        ? httpsRequest({ host, port, path, method, headers, signal, agent: this.httpsAgent() }, onAnswer)
+        : httpRequest({ host, port, path, method, headers, signal, agent: this.httpAgent() }, onAnswer);
+      req.on("error", reject); // every time: an error event without a listener would throw
+      req.end(body);
+    });
+  }
+
+  private httpAgent(): HttpAgent {
+    this.http ??= new HttpAgent({ keepAlive: true, timeout: kIdleMs });
+    return this.http;
+  }
+
+  private httpsAgent(): HttpsAgent {
+    this.https ??= new HttpsAgent({ keepAlive: true, timeout: kIdleMs, secureContext: this.secureContext() });
+    return this.https;
+  }
+}
