@@ -9,6 +9,7 @@ import (
 	"errors"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -202,6 +203,29 @@ func TestTLS(t *testing.T) {
 		plain := startServer(t, "")
 		_, err = tlsClient(t, "https://127.0.0.1:"+plain.port).Session(ctx, "worker", 10*time.Second)
 		wantTLSError(t, err)
+	})
+
+	t.Run("HandshakeBrokenOffIsNotARefusal", func(t *testing.T) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		go func() {
+			for {
+				conn, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				_, _ = conn.Read(make([]byte, 4096)) // the ClientHello, then gone (a restart, say)
+				conn.Close()
+			}
+		}()
+		_, err = tlsClient(t, "https://"+ln.Addr().String(), leasehold.WithCAFile(cert("ca.pem"))).Session(ctx, "w", 10*time.Second)
+		var e *leasehold.Error
+		if !errors.As(err, &e) || e.Code != "unreachable" {
+			t.Fatalf("got %v, want Code unreachable (a connection that failed, not a TLS refusal)", err)
+		}
 	})
 
 	t.Run("MutualTLS", func(t *testing.T) {

@@ -11,6 +11,7 @@ import java.security.KeyFactory;
 import java.security.KeyStore;
 import java.security.PrivateKey;
 import java.security.cert.Certificate;
+import java.security.cert.CertificateException;
 import java.security.cert.CertificateFactory;
 import java.security.spec.PKCS8EncodedKeySpec;
 import java.util.ArrayList;
@@ -22,7 +23,6 @@ import javax.net.ssl.KeyManager;
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLException;
-import javax.net.ssl.SSLHandshakeException;
 import javax.net.ssl.TrustManagerFactory;
 
 /**
@@ -246,25 +246,33 @@ final class Tls {
   }
 
   /**
-   * Whether {@code e} (or a cause) is a TLS handshake that failed for good: the server's
-   * certificate did not verify (unknown authority, expired, wrong host), the server refused
-   * ours (a fatal alert), or it does not speak TLS. Asking again would fail the same way, and
-   * the server acted on nothing.
+   * The TLS failure in {@code e} or its causes when the handshake failed for good, else null: the
+   * server's certificate did not verify (unknown authority, expired, wrong host: a
+   * CertificateException underneath), the server refused ours (a fatal alert it sent), or it does
+   * not speak TLS. Asking again would fail the same way, and the server acted on nothing. A
+   * handshake the server merely broke off ("Remote host terminated the handshake": a restart,
+   * say) is not one: that is a connection that failed.
    */
   static SSLException refusal(Throwable e) {
     for (Throwable t = e; t != null; t = t.getCause()) {
-      if (t instanceof SSLHandshakeException) {
-        return (SSLException) t;
-      }
       if (t instanceof SSLException) {
         String m = String.valueOf(t.getMessage());
-        if (m.startsWith("Received fatal alert") || m.contains("plaintext connection")
-            || m.startsWith("Unsupported or unrecognized SSL message")) {
+        if (m.startsWith("Received fatal alert") || m.startsWith("Unrecognized SSL message")
+            || m.startsWith("Unsupported or unrecognized SSL message") || certificateRefused(t)) {
           return (SSLException) t;
         }
       }
     }
     return null;
+  }
+
+  private static boolean certificateRefused(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof CertificateException) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** The error of a refused handshake with {@code node}: code {@code tls}, the TLS failure as its cause. */

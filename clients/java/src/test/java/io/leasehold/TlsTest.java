@@ -16,7 +16,10 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -170,6 +173,26 @@ class TlsTest {
     TestServer plain = closeLater(new TestServer());
     assertTlsRefused(() -> client(LeaseholdClient.builder().url("https://127.0.0.1:" + plain.port())
         .caFile(cert("ca.pem"))).session("w", Duration.ofSeconds(10)));
+  }
+
+  @Test
+  void aHandshakeBrokenOffIsNotARefusal() throws Exception {
+    ServerSocket closer = closeLater(new ServerSocket(0, 16, InetAddress.getLoopbackAddress()));
+    Thread t = new Thread(() -> {
+      while (true) {
+        try (Socket s = closer.accept()) {
+          s.getInputStream().read(new byte[4096]); // the ClientHello, then gone (a restart, say)
+        } catch (IOException e) {
+          return;
+        }
+      }
+    });
+    t.setDaemon(true);
+    t.start();
+    LeaseholdClient c = client(LeaseholdClient.builder().url("https://127.0.0.1:" + closer.getLocalPort())
+        .caFile(cert("ca.pem")));
+    UnreachableException e = assertThrows(UnreachableException.class, () -> c.session("w", Duration.ofSeconds(10)));
+    assertEquals("unreachable", e.code(), e.getMessage());
   }
 
   @Test
