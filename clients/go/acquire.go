@@ -109,11 +109,8 @@ func (c *Client) acquire(ctx context.Context, t target, timeout time.Duration, h
 		if !lockDeadline.IsZero() {
 			until = lockDeadline.Add(c.io)
 		}
-		if !c.waitHealthy(ctx, until) {
-			if ctx.Err() != nil {
-				return grant{}, ctxError(ctx.Err())
-			}
-			return grant{}, unreachable("unreachable", "no server came back in time")
+		if err := c.waitHealthy(ctx, until); err != nil {
+			return grant{}, err
 		}
 		g, holds, err := c.readHoldings(ctx, t)
 		if err != nil {

@@ -10,6 +10,7 @@ package leasehold
 
 import (
 	"context"
+	"crypto/tls"
 	"net"
 	"net/http"
 	"time"
@@ -24,9 +25,12 @@ type Client struct {
 }
 
 type config struct {
-	token     string
-	io        time.Duration
-	transport func(http.RoundTripper) http.RoundTripper
+	token             string
+	io                time.Duration
+	transport         func(http.RoundTripper) http.RoundTripper
+	tls               *tls.Config
+	caFile            string
+	certFile, keyFile string
 }
 
 // Option configures New.
@@ -45,8 +49,10 @@ func WithTransport(wrap func(http.RoundTripper) http.RoundTripper) Option {
 }
 
 // New answers a client for urls: one server or a cluster's nodes,
-// comma-separated, in any order. It connects to nothing yet. The error is an
-// *Error with Code "bad_url" for a bad URL.
+// comma-separated, in any order, each http:// or https:// (port 443 by
+// default). It connects to nothing yet, but reads the TLS files it is given
+// (README, "TLS"). The error is an *Error with Code "bad_url" for a bad URL,
+// "bad_tls" for a TLS file or option it cannot use.
 func New(urls string, opts ...Option) (*Client, error) {
 	cfg := config{io: 30 * time.Second}
 	for _, o := range opts {
@@ -56,9 +62,14 @@ func New(urls string, opts ...Option) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	tlsConfig, err := clientTLS(&cfg)
+	if err != nil {
+		return nil, err
+	}
 	dialer := &net.Dialer{Timeout: connectTimeout, KeepAlive: 30 * time.Second}
 	var rt http.RoundTripper = &http.Transport{
 		DialContext:         dialer.DialContext,
+		DialTLSContext:      dialTLS(dialer, tlsConfig),
 		MaxIdleConns:        256,
 		MaxIdleConnsPerHost: 64,
 		IdleConnTimeout:     90 * time.Second,
@@ -95,32 +106,47 @@ func (c *Client) Healthy(ctx context.Context) bool {
 	if !ok {
 		deadline = time.Now().Add(c.io)
 	}
-	return c.waitHealthy(ctx, deadline)
+	return c.waitHealthy(ctx, deadline) == nil
 }
 
-func (c *Client) waitHealthy(ctx context.Context, until time.Time) bool {
+// waitHealthy asks each node's /healthz in turn until one answers 200 (nil),
+// ctx ends (its error), until passes (ErrUnreachable), or a round in which
+// every node refused the TLS handshake (the last one's error: asking again
+// would not change that).
+func (c *Client) waitHealthy(ctx context.Context, until time.Time) error {
 	pause := pauseFirst
 	r := get("/healthz")
 	for {
-		for _, node := range c.nodes.order() {
+		order := c.nodes.order()
+		var refused error
+		refusals := 0
+		for _, node := range order {
 			left := time.Until(until)
 			if left <= 0 {
-				return false
+				return unreachable("unreachable", "no server came back in time")
 			}
-			ans, _, err := c.send(ctx, node, r, min(left, connectTimeout), false)
+			ans, f, err := c.send(ctx, node, r, min(left, connectTimeout), false)
+			if f == failTLS {
+				refused = err
+				refusals++
+				continue
+			}
 			if err != nil {
-				return false
+				return err
 			}
 			if ans != nil && ans.status == http.StatusOK {
 				c.nodes.answered(node)
-				return true
+				return nil
 			}
 		}
-		if !time.Now().Add(pause).Before(until) {
-			return false
+		if refusals == len(order) {
+			return refused
 		}
-		if sleep(ctx, pause) != nil {
-			return false
+		if !time.Now().Add(pause).Before(until) {
+			return unreachable("unreachable", "no server came back in time")
+		}
+		if err := sleep(ctx, pause); err != nil {
+			return err
 		}
 		pause = min(pause*2, pauseMax)
 	}

@@ -22,8 +22,9 @@ var (
 	ErrLocked = errors.New("leasehold: held by someone else")
 	// ErrStaleFence: a fenced write was refused because a newer fence wrote the record.
 	ErrStaleFence = errors.New("leasehold: stale fence")
-	// ErrUnreachable: no server answered, or the connection broke after the request
-	// was sent and it could not safely be sent again.
+	// ErrUnreachable: no server answered (Code "tls": the TLS handshake was
+	// refused, by this client or by the server), or the connection broke after
+	// the request was sent and it could not safely be sent again.
 	ErrUnreachable = errors.New("leasehold: unreachable")
 	// ErrLost: a handle was used after its lease or lock was lost.
 	ErrLost = errors.New("leasehold: lost")
@@ -43,14 +44,14 @@ var (
 
 // Error is the base of every error the client returns: Code is the API's error
 // code (session_not_found, not_held, exists, ...) or the client's own
-// (bad_url, unreachable, timeout, bad_response, cancelled, lost); Status is the
+// (bad_url, bad_tls, unreachable, tls, timeout, bad_response, cancelled, lost); Status is the
 // HTTP status, 0 when no answer arrived.
 type Error struct {
 	Code    string
 	Status  int
 	Message string
 	kind    error // one of the sentinels, or nil
-	cause   error // what underlies it (a context error), or nil
+	cause   error // what underlies it (a context error, a TLS error), or nil
 }
 
 func (e *Error) Error() string {
@@ -63,7 +64,7 @@ func (e *Error) Error() string {
 // Is reports whether target is the sentinel of this error's kind.
 func (e *Error) Is(target error) bool { return target != nil && target == e.kind }
 
-// Unwrap answers the underlying cause (a context error), if any.
+// Unwrap answers the underlying cause (a context error, a TLS error), if any.
 func (e *Error) Unwrap() error { return e.cause }
 
 // CycleEdge is one edge of a deadlock cycle: Waiter waits for Holder on Resource.

@@ -40,13 +40,19 @@ func parseURLs(list string) (*nodes, error) {
 	return n, nil
 }
 
-// nodeOf answers scheme://host:port of an http(s) URL.
+// nodeOf answers scheme://host[:port] of an http(s) URL, without the
+// scheme's default port (80, 443), so that a node is one node however it is
+// written.
 func nodeOf(raw string) (string, bool) {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return "", false
 	}
-	return u.Scheme + "://" + u.Host, true
+	host := u.Host
+	if (u.Scheme == "https" && u.Port() == "443") || (u.Scheme == "http" && u.Port() == "80") {
+		host = strings.TrimSuffix(host, ":"+u.Port())
+	}
+	return u.Scheme + "://" + host, true
 }
 
 func (n *nodes) reorder() {

@@ -2,6 +2,7 @@ package leasehold_test
 
 import (
 	"bytes"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -20,6 +21,9 @@ type server struct {
 	t      *testing.T
 	dir    string
 	config string
+	args   []string     // more arguments of serve (--tls-cert ...)
+	scheme string       // "http" or "https"
+	direct *http.Client // the tests' own requests (health, admin), not the client's
 	port   string
 	cmd    *exec.Cmd
 	log    *bytes.Buffer
@@ -37,7 +41,26 @@ func binary(t *testing.T) string {
 // startServer starts a server; config is its --config JSON ("" for none).
 func startServer(t *testing.T, config string) *server {
 	t.Helper()
-	s := &server{t: t, dir: t.TempDir(), config: config}
+	s := &server{t: t, dir: t.TempDir(), config: config, scheme: "http", direct: http.DefaultClient}
+	s.start("127.0.0.1:0")
+	t.Cleanup(s.kill)
+	return s
+}
+
+// startTLSServer starts a server that speaks TLS (its --tls-* arguments in
+// args, or its config's "tls"). The tests' own requests to it trust any
+// certificate and present client-billing's: they only check that it is up.
+func startTLSServer(t *testing.T, certs, config string, args ...string) *server {
+	t.Helper()
+	pair, err := tls.LoadX509KeyPair(filepath.Join(certs, "client-billing.pem"), filepath.Join(certs, "client-billing.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	direct := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{
+		InsecureSkipVerify: true, // the tests' health check only; never the client's
+		Certificates:       []tls.Certificate{pair},
+	}}}
+	s := &server{t: t, dir: t.TempDir(), config: config, args: args, scheme: "https", direct: direct}
 	s.start("127.0.0.1:0")
 	t.Cleanup(s.kill)
 	return s
@@ -55,6 +78,7 @@ func (s *server) start(listen string) {
 		}
 		args = append(args, "--config", cfg)
 	}
+	args = append(args, s.args...)
 	s.log = &bytes.Buffer{}
 	s.cmd = exec.Command(binary(s.t), args...)
 	s.cmd.Stderr = s.log
@@ -75,7 +99,7 @@ func (s *server) start(listen string) {
 }
 
 func (s *server) healthy() bool {
-	resp, err := http.Get(s.url() + "/healthz")
+	resp, err := s.direct.Get(s.url() + "/healthz")
 	if err != nil {
 		return false
 	}
@@ -83,7 +107,7 @@ func (s *server) healthy() bool {
 	return resp.StatusCode == 200
 }
 
-func (s *server) url() string { return "http://127.0.0.1:" + s.port }
+func (s *server) url() string { return s.scheme + "://127.0.0.1:" + s.port }
 
 func (s *server) kill() {
 	if s.cmd != nil && s.cmd.Process != nil {
@@ -109,7 +133,7 @@ func (s *server) admin(method, path string, body any) (int, map[string]any) {
 		rd = bytes.NewReader(b)
 	}
 	req, _ := http.NewRequest(method, s.url()+path, rd)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := s.direct.Do(req)
 	if err != nil {
 		s.t.Fatalf("%s %s: %v", method, path, err)
 	}

@@ -50,6 +50,7 @@ const (
 	failNotSent                    // the request was not completely written
 	failBroken                     // the connection broke after the request was written
 	failTimeout                    // written, no answer within the deadline
+	failTLS                        // the TLS handshake failed for good (tlsRefusal): nothing was acted on
 )
 
 type answer struct {
@@ -143,7 +144,8 @@ func isDial(err error) bool {
 }
 
 // send performs one attempt on node. timeout < 0: no deadline. A nil answer
-// comes with a failure, or with an error when ctx ended.
+// comes with a failure, or with an error when ctx ended; failTLS comes with
+// its error too (tlsError).
 func (c *Client) send(ctx context.Context, node string, r *request, timeout time.Duration, stream bool) (*answer, failure, error) {
 	// A stream outlives the attempt's deadline once answered: its timer is
 	// stopped then. Other calls end with their attempt.
@@ -208,6 +210,8 @@ func (c *Client) send(ctx context.Context, node string, r *request, timeout time
 		switch {
 		case ctx.Err() != nil:
 			return nil, 0, ctxError(ctx.Err())
+		case tlsRefusal(err):
+			return nil, failTLS, tlsError(node, err)
 		case traced && !at.gotConn.Load(), !traced && isDial(err):
 			return nil, failConnect, nil
 		case !traced: // idempotent: whether it was written does not matter
@@ -261,6 +265,7 @@ func (c *Client) call(ctx context.Context, r *request, attempt time.Duration, st
 	}
 	pause := pauseFirst
 	var last503 *answer
+	var refused error // the last TLS refusal, named when no node answered
 	for {
 		answeredAny, busy := false, false
 		var askedArr [4]string
@@ -282,6 +287,11 @@ func (c *Client) call(ctx context.Context, r *request, attempt time.Duration, st
 			for resent := false; ; resent = true {
 				var err error
 				ans, f, err = c.send(ctx, node, r, timeout, stream)
+				if f == failTLS {
+					refused = err
+					c.nodes.demote(node)
+					break
+				}
 				if err != nil {
 					return nil, err
 				}
@@ -316,7 +326,11 @@ func (c *Client) call(ctx context.Context, r *request, attempt time.Duration, st
 			switch ans.status {
 			case http.StatusTemporaryRedirect:
 				busy = true
-				if target, ok := c.followRedirect(ans.location); ok {
+				target, err := redirectTarget(node, ans.location)
+				if err != nil {
+					return nil, err
+				}
+				if target != "" && c.nodes.learn(target) {
 					queue = append([]string{target}, queue...)
 					continue
 				}
@@ -333,6 +347,9 @@ func (c *Client) call(ctx context.Context, r *request, attempt time.Duration, st
 			return ans, nil
 		}
 		if !answeredAny {
+			if refused != nil {
+				return nil, refused
+			}
 			return nil, unreachable("unreachable", "no node answered (%s)", strings.Join(c.nodes.order(), ", "))
 		}
 		now := time.Now()
@@ -372,18 +389,6 @@ func readAll(r io.Reader, n int64) ([]byte, error) {
 			b = append(b, 0)[:len(b)]
 		}
 	}
-}
-
-// followRedirect answers the node a 307 names (learned if new).
-func (c *Client) followRedirect(location string) (string, bool) {
-	if location == "" {
-		return "", false
-	}
-	node, ok := nodeOf(location)
-	if !ok {
-		return "", false
-	}
-	return node, c.nodes.learn(node)
 }
 
 func (c *Client) mayResend(r *request, f failure) bool { return mayResend(r, f) }

@@ -53,8 +53,9 @@ final class Acquirer {
         }
       }
       long until = (lockDeadline != null ? lockDeadline : System.nanoTime()) + io;
-      if (!transport.waitHealthy(until)) {
-        throw Transport.unreachable("no server came back in time");
+      LeaseholdException down = transport.awaitHealthy(until);
+      if (down != null) {
+        throw down;
       }
       Object held = readHoldings(t);
       if (held instanceof Grant) {

@@ -2,6 +2,7 @@ package io.leasehold;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -13,6 +14,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicInteger;
+import javax.net.ssl.SSLContext;
 
 /**
  * The leasehold client: immutable and thread-safe, built once and shared. It holds a pool of
@@ -39,7 +41,7 @@ public final class LeaseholdClient implements AutoCloseable {
 
   private LeaseholdClient(Builder b) {
     List<String> urls = Nodes.parse(b.url == null ? "" : b.url);
-    this.transport = new Transport(urls, b.token, b.ioTimeout);
+    this.transport = new Transport(urls, b.token, b.ioTimeout, b.tls());
     this.scheduler = Executors.newSingleThreadScheduledExecutor(daemons("leasehold-timer"));
     this.workers = Executors.newCachedThreadPool(daemons("leasehold-worker"));
   }
@@ -59,10 +61,17 @@ public final class LeaseholdClient implements AutoCloseable {
     private String url;
     private String token;
     private Duration ioTimeout = DEFAULT_IO_TIMEOUT;
+    private Path caFile;
+    private Path certFile;
+    private Path keyFile;
+    private SSLContext sslContext;
 
     private Builder() {}
 
-    /** One node's URL, or a cluster's, comma-separated, in any order. */
+    /**
+     * One node's URL, or a cluster's, comma-separated, in any order: {@code http://} or
+     * {@code https://} (port 443 by default).
+     */
     public Builder url(String url) {
       this.url = url;
       return this;
@@ -80,9 +89,71 @@ public final class LeaseholdClient implements AutoCloseable {
       return this;
     }
 
-    /** The client; {@link LeaseholdException} {@code bad_url} when a URL is not http(s). */
+    /**
+     * The PEM file of the certificates the servers' certificates are verified against, instead of
+     * the JDK's roots (null: env {@code LEASEHOLD_CA_FILE}, else the JDK's roots). Host names are
+     * always verified too.
+     */
+    public Builder caFile(Path caFile) {
+      this.caFile = caFile;
+      return this;
+    }
+
+    /**
+     * The client certificate presented to servers that ask for one (mutual TLS): {@code certFile}
+     * PEM, the leaf first (it may hold its chain); {@code keyFile} PEM, unencrypted PKCS#8
+     * ({@code PRIVATE KEY}), SEC1 ({@code EC PRIVATE KEY}) or PKCS#1 ({@code RSA PRIVATE KEY}).
+     * Null: env {@code LEASEHOLD_CERT} and {@code LEASEHOLD_KEY}, else none.
+     */
+    public Builder clientCertificate(Path certFile, Path keyFile) {
+      this.certFile = certFile;
+      this.keyFile = keyFile;
+      return this;
+    }
+
+    /**
+     * The TLS context to use as it is (a key store of your own, say), instead of {@link #caFile}
+     * and {@link #clientCertificate} and the environment; its trust managers must verify the
+     * servers' certificates. Host names are verified whatever the context.
+     */
+    public Builder sslContext(SSLContext sslContext) {
+      this.sslContext = sslContext;
+      return this;
+    }
+
+    /**
+     * The client; {@link LeaseholdException} {@code bad_url} when a URL is not http(s),
+     * {@code bad_tls} when a TLS file cannot be read or used (they are read here, once).
+     */
     public LeaseholdClient build() {
       return new LeaseholdClient(this);
+    }
+
+    /** The TLS context of these options and the environment; null: the JDK's default. */
+    private SSLContext tls() {
+      if (sslContext != null) {
+        if (caFile != null || certFile != null || keyFile != null) {
+          throw Tls.bad("sslContext excludes caFile and clientCertificate");
+        }
+        return sslContext;
+      }
+      Path ca = caFile != null ? caFile : env(Tls.ENV_CA_FILE);
+      Path cert = certFile;
+      Path key = keyFile;
+      if (cert == null && key == null) {
+        cert = env(Tls.ENV_CERT);
+        key = env(Tls.ENV_KEY);
+      }
+      if ((cert == null) != (key == null)) {
+        throw Tls.bad("a client certificate needs both a certificate file and a key file (got "
+            + cert + " and " + key + ")");
+      }
+      return ca == null && cert == null ? null : Tls.context(ca, cert, key);
+    }
+
+    private static Path env(String name) {
+      String v = System.getenv(name);
+      return v == null || v.isEmpty() ? null : Path.of(v);
     }
   }
 
@@ -315,9 +386,12 @@ public final class LeaseholdClient implements AutoCloseable {
     return new Watch(this, a.stream());
   }
 
-  /** True when a node answers /healthz (it leads) within the io timeout. */
+  /**
+   * True when a node answers /healthz (it leads) within the io timeout; false at once when every
+   * node refused the TLS handshake.
+   */
   public boolean healthy() {
-    return transport.waitHealthy(System.nanoTime() + transport.ioTimeout.toNanos());
+    return transport.awaitHealthy(System.nanoTime() + transport.ioTimeout.toNanos()) == null;
   }
 
   /** Ends the sessions this client opened (best effort) and stops its threads. */

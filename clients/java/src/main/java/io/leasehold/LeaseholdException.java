@@ -3,7 +3,8 @@ package io.leasehold;
 /**
  * The base of every error the client raises. {@link #code()} is the API's error code
  * ({@code session_not_found}, {@code not_held}, {@code exists}, {@code not_found}, ...) or the
- * client's own ({@code bad_url}, {@code unreachable}, {@code timeout}, {@code bad_response});
+ * client's own ({@code bad_url}, {@code bad_tls}, {@code unreachable}, {@code tls}, {@code timeout},
+ * {@code bad_response});
  * {@link #status()} is the HTTP status, 0 when no answer arrived. Branch on the subclass
  * ({@link LockTimeoutException}, {@link DeadlockException}, ...), never on the message.
  */

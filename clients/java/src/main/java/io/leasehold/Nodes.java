@@ -43,16 +43,24 @@ final class Nodes {
     return nodes;
   }
 
-  /** scheme://authority of an http(s) URL, or null. */
+  /**
+   * scheme://authority of an http(s) URL, without the scheme's default port (80, 443) so that a
+   * node is one node however it is written; null when not an http(s) URL.
+   */
   static String origin(String url) {
     try {
       URI u = URI.create(url);
       String scheme = u.getScheme();
-      if (scheme == null || u.getRawAuthority() == null
+      String authority = u.getRawAuthority();
+      if (scheme == null || authority == null
           || !(scheme.equals("http") || scheme.equals("https"))) {
         return null;
       }
-      return scheme + "://" + u.getRawAuthority();
+      int port = u.getPort();
+      if ((scheme.equals("https") && port == 443) || (scheme.equals("http") && port == 80)) {
+        authority = authority.substring(0, authority.length() - (":" + port).length());
+      }
+      return scheme + "://" + authority;
     } catch (IllegalArgumentException e) {
       return null;
     }

@@ -18,6 +18,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLException;
 
 /**
  * Sends requests to the node believed to lead, finding it among the nodes, following 307s,
@@ -62,18 +64,25 @@ final class Transport {
   private final Map<String, URI> uris = new ConcurrentHashMap<>();
   private static final int MAX_URIS = 1024;
 
-  Transport(List<String> urls, String token, Duration ioTimeout) {
+  /** A send whose TLS handshake was refused for good (Tls.refusal): nothing was acted on. */
+  private record Refused(UnreachableException error) {}
+
+  /** {@code tls}: the context of https connections (null: the JDK's default). */
+  Transport(List<String> urls, String token, Duration ioTimeout, SSLContext tls) {
     this.nodes = new Nodes(urls);
     this.authorization = token == null ? null : "Bearer " + token;
     this.ioTimeout = ioTimeout;
-    this.http = HttpClient.newBuilder()
+    HttpClient.Builder b = HttpClient.newBuilder()
         .version(HttpClient.Version.HTTP_1_1)
         .connectTimeout(CONNECT_TIMEOUT)
-        .followRedirects(HttpClient.Redirect.NEVER)
-        .build();
+        .followRedirects(HttpClient.Redirect.NEVER);
+    if (tls != null) {
+      b.sslContext(tls); // host names are verified by java.net.http whatever the context
+    }
+    this.http = b.build();
   }
 
-  /** The outcome of one send: an Answer, or a Failure. */
+  /** The outcome of one send: an Answer, a Failure, or Refused. */
   private Object send(String node, Request req, long timeoutMs, boolean stream) {
     HttpRequest.Builder b = HttpRequest.newBuilder(uri(node + req.path()));
     if (timeoutMs > 0) {
@@ -105,6 +114,10 @@ final class Transport {
     } catch (HttpTimeoutException e) {
       return Failure.TIMEOUT;
     } catch (IOException e) {
+      SSLException refusal = Tls.refusal(e);
+      if (refusal != null) {
+        return new Refused(Tls.error(node, refusal));
+      }
       return isConnect(e) ? Failure.CONNECT : Failure.BROKEN;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -180,6 +193,7 @@ final class Transport {
     }
     long pause = PAUSE_FIRST_MS;
     Answer last503 = null;
+    UnreachableException refused = null; // the last TLS refusal, named when no node answered
     while (true) {
       boolean answeredAny = false;
       boolean busy = false;
@@ -215,6 +229,10 @@ final class Transport {
         long timeout = deadline == null || stream ? readTimeout
             : Math.max(1, (deadline - System.nanoTime()) / 1_000_000);
         Object outcome = sendOnce(node, req, timeout, stream);
+        if (outcome instanceof Refused) {
+          refused = ((Refused) outcome).error();
+          continue;
+        }
         if (!(outcome instanceof Answer)) {
           continue;
         }
@@ -223,7 +241,11 @@ final class Transport {
         if (a.status() == 307) {
           busy = true;
           String target = a.location() == null ? null : Nodes.origin(a.location());
-          if (target != null && target.startsWith("http://") && nodes.learn(target)) {
+          if (target != null && node.startsWith("https://") && !target.startsWith("https://")) {
+            throw new LeaseholdException("bad_url", node + " redirected to " + a.location()
+                + ": a redirect from https to http is not followed", 307);
+          }
+          if (target != null && nodes.learn(target)) {
             if (queue == null) {
               queue = new ArrayDeque<>();
             }
@@ -244,6 +266,9 @@ final class Transport {
         return a;
       }
       if (!answeredAny) {
+        if (refused != null) {
+          throw refused;
+        }
         throw unreachable("no node answered (" + String.join(", ", nodes.order()) + ")");
       }
       long now = System.nanoTime();
@@ -261,12 +286,19 @@ final class Transport {
     }
   }
 
-  /** One node: an Answer, or null to pass to the next node; throws when nothing may be sent again. */
+  /**
+   * One node: an Answer, Refused, or null to pass to the next node; throws when nothing may be
+   * sent again.
+   */
   private Object sendOnce(String node, Request req, long timeout, boolean stream) {
     boolean resent = false;
     while (true) {
       Object outcome = send(node, req, timeout, stream);
       if (outcome instanceof Answer) {
+        return outcome;
+      }
+      if (outcome instanceof Refused) {
+        nodes.demote(node);
         return outcome;
       }
       Failure f = (Failure) outcome;
@@ -294,24 +326,38 @@ final class Transport {
     }
   }
 
-  /** Asks each node's /healthz in turn until one answers 200 (it leads) or {@code untilNanos}. */
-  boolean waitHealthy(long untilNanos) {
+  /**
+   * Asks each node's /healthz in turn until one answers 200 (it leads: null), {@code untilNanos}
+   * passes (UnreachableException), or every node of a round refused the TLS handshake (the last
+   * refusal: asking again would not change it).
+   */
+  UnreachableException awaitHealthy(long untilNanos) {
     long pause = PAUSE_FIRST_MS;
     Request req = Request.get("/healthz");
     while (true) {
-      for (String node : nodes.order()) {
+      List<String> order = nodes.order();
+      UnreachableException refused = null;
+      int refusals = 0;
+      for (String node : order) {
         long left = (untilNanos - System.nanoTime()) / 1_000_000;
         if (left <= 0) {
-          return false;
+          return unreachable("no server came back in time");
         }
         Object outcome = send(node, req, Math.min(left, 2000), false);
+        if (outcome instanceof Refused) {
+          refused = ((Refused) outcome).error();
+          refusals++;
+        }
         if (outcome instanceof Answer && ((Answer) outcome).status() == 200) {
           nodes.answered(node);
-          return true;
+          return null;
         }
       }
+      if (refusals == order.size()) {
+        return refused;
+      }
       if (System.nanoTime() + ms(pause) >= untilNanos) {
-        return false;
+        return unreachable("no server came back in time");
       }
       sleep(pause);
       pause = Math.min(pause * 2, PAUSE_MAX_MS);

@@ -18,13 +18,25 @@ import java.util.List;
 final class TestServer implements AutoCloseable {
   private final Path data;
   private final String config;
+  private final String scheme;
+  private final List<String> args;
   private Process process;
   private int port;
 
-  TestServer(String config) throws IOException, InterruptedException {
+  /**
+   * A server with {@code config} (null: none) and more {@code args} of serve; {@code scheme}
+   * "https" when they turn TLS on.
+   */
+  TestServer(String config, String scheme, List<String> args) throws IOException, InterruptedException {
     this.data = Files.createTempDirectory("leasehold-java-test");
     this.config = config;
+    this.scheme = scheme;
+    this.args = List.copyOf(args);
     start(0);
+  }
+
+  TestServer(String config) throws IOException, InterruptedException {
+    this(config, "http", List.of());
   }
 
   TestServer() throws IOException, InterruptedException {
@@ -50,6 +62,7 @@ final class TestServer implements AutoCloseable {
       cmd.add("--config");
       cmd.add(c.toString());
     }
+    cmd.addAll(args);
     process = new ProcessBuilder(cmd).redirectErrorStream(true)
         .redirectOutput(data.resolve("server.log").toFile()).start();
     long until = System.nanoTime() + 20_000_000_000L;
@@ -70,7 +83,11 @@ final class TestServer implements AutoCloseable {
   }
 
   String url() {
-    return "http://127.0.0.1:" + port;
+    return scheme + "://127.0.0.1:" + port;
+  }
+
+  int port() {
+    return port;
   }
 
   /** SIGKILL, then a new server on the same port and data. */
