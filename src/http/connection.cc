@@ -181,7 +181,7 @@ class Connection::Impl {
     }
     if (ec) {
       answer_started_ = parser.got_some() || buffer_.size() > buffered;
-      return Fail(answer, ec, Stage::kReading);
+      return Fail(answer, Explained(ec), Stage::kReading);
     }
     return Finish(answer, parser, head);
   }
@@ -197,7 +197,10 @@ class Connection::Impl {
         bhttp::async_read_header(stream, buffer_, *stream_parser_, handler);
       });
     });
-    if (ec) return Fail(answer, ec, Stage::kReading);
+    if (ec) {
+      answer_started_ = stream_parser_->got_some();
+      return Fail(answer, Explained(ec), Stage::kReading);
+    }
     answer.status = stream_parser_->get().result_int();
     answer.location = LocationOf(stream_parser_->get());
     return answer;
@@ -301,7 +304,7 @@ class Connection::Impl {
     }
     if (read_ec) {
       answer_started_ = parser.got_some() || buffer_.size() > buffered;
-      co_return Fail(answer, read_ec, Stage::kReading);
+      co_return Fail(answer, Explained(read_ec), Stage::kReading);
     }
     co_return Finish(answer, parser, false);
   }
@@ -452,6 +455,20 @@ class Connection::Impl {
       if (verified != X509_V_OK) ec = CertificateError(verified);
     }
     Close();
+    return ec;
+  }
+
+  // A read that failed because the server ended a new TLS connection
+  // before answering its first request: a server that refused this
+  // client's certificate after the handshake (TLS 1.3) and sent no alert
+  // (one that did is named by `ec` already).
+  error_code Explained(error_code ec) const {
+    const bool ended = ec == asio::ssl::error::stream_truncated ||
+                       ec == asio::error::eof ||
+                       ec == asio::error::connection_reset;
+    if (tls_ && ended && !used_ && !answer_started_) {
+      return ClosedAfterHandshakeError();
+    }
     return ec;
   }
 

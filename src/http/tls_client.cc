@@ -93,7 +93,7 @@ std::string LoadIdentity(ssl::context& context, const TlsFiles& files) {
 }
 
 // GCC finds boost::system::error_category's non-virtual destructor
-// accessible here; the only instance is a function's static, never deleted
+// accessible here; each instance is a function's static, never deleted
 // through a base pointer.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wnon-virtual-dtor"
@@ -103,6 +103,16 @@ class CertificateCategory final : public boost::system::error_category {
   std::string message(int value) const override {
     return std::string("certificate verify failed: ") +
            X509_verify_cert_error_string(value);
+  }
+};
+
+class TlsCategory final : public boost::system::error_category {
+ public:
+  const char* name() const noexcept override { return "leasehold.tls"; }
+  std::string message(int) const override {
+    return "the server closed the connection after the TLS handshake "
+           "without answering (it may have refused this client's "
+           "certificate, or the lack of one, without saying so)";
   }
 };
 #pragma GCC diagnostic pop
@@ -148,6 +158,11 @@ ssl::context& TlsClientContext::native() const { return *context_; }
 error_code CertificateError(long x509_result) {
   static const CertificateCategory category;
   return error_code(static_cast<int>(x509_result), category);
+}
+
+error_code ClosedAfterHandshakeError() {
+  static const TlsCategory category;
+  return error_code(1, category);
 }
 
 }  // namespace leasehold::http

@@ -56,6 +56,12 @@ class TlsClientContext {
 // "certificate verify failed: certificate has expired".
 boost::system::error_code CertificateError(long x509_result);
 
+// A new TLS connection that the server closed before any answer byte (no
+// alert, or none that says more): what a server that refuses a client's
+// certificate after the handshake (TLS 1.3) looks like when it does not
+// send its alert. The message says so.
+boost::system::error_code ClosedAfterHandshakeError();
+
 }  // namespace leasehold::http
 
 #endif  // LEASEHOLD_SRC_HTTP_TLS_CLIENT_H_

@@ -222,6 +222,11 @@ class TlsTestServer::Impl {
         SSL_get_servername(tls.native_handle(), TLSEXT_NAMETYPE_host_name);
     seen.server_name = sni != nullptr ? sni : "";
     seen.client_subject = ClientSubject(tls.native_handle());
+    if (options_.close_after_handshake) {
+      error_code ignored;
+      tls.next_layer().close(ignored);
+      co_return;
+    }
     co_await Exchange(tls, seen);
   }
 

@@ -42,7 +42,10 @@ struct TlsServerOptions {
   bool require_client_certificate = false;
   std::string address = "127.0.0.1";  // to listen on
   bool plaintext = false;             // no TLS at all
-  bool silent = false;  // accepts, never answers (nor shakes hands)
+  bool silent = false;                // accepts, never answers
+  // Shakes hands, then closes the connection without a word (no
+  // close_notify): as some servers refuse a client certificate.
+  bool close_after_handshake = false;
 
   static TlsServerOptions Presenting(std::string certificate);
   static TlsServerOptions Plaintext();
