@@ -80,6 +80,9 @@ struct ClientOptions {
   // list only nodes you trust with it.
   std::string url = "http://127.0.0.1:7070";
   std::string token;  // bearer token, if configured
+  // Longest wait for any one answer, failovers included. Lock waits add
+  // their own timeout_ms.
+  Milliseconds io_timeout{30'000};
 
   // TLS, for https:// nodes. The server's certificate is always verified:
   // signed by a trusted CA, valid now, and issued for the URL's host (a
@@ -91,16 +94,13 @@ struct ClientOptions {
   //
   // The CA certificates that sign the servers' certificates; empty: the
   // system's trusted CAs (/etc/ssl/certs).
-  std::string ca_file;
+  std::string ca_file{};
   // This client's certificate chain (leaf first), presented when a server
   // asks for one (mutual TLS: a server may map it to a principal, instead
   // of a token); empty: none.
-  std::string cert_file;
+  std::string cert_file{};
   // Its private key, unencrypted; empty: in cert_file. Must match it.
-  std::string key_file;
-  // Longest wait for any one answer, failovers included. Lock waits add
-  // their own timeout_ms.
-  Milliseconds io_timeout{30'000};
+  std::string key_file{};
 };
 
 // --- typed answers ---------------------------------------------------------

@@ -40,9 +40,9 @@ struct ClientFlags {
   std::string token;
   std::string ns = "default";
   // TLS files (ClientOptions::ca_file, cert_file, key_file).
-  std::string ca_file;
-  std::string cert_file;
-  std::string key_file;
+  std::string ca_file{};
+  std::string cert_file{};
+  std::string key_file{};
   bool json = false;
 };
 

@@ -37,7 +37,7 @@ struct Address {
   // TLS when set, else plaintext. The server's certificate must be valid
   // for `host` (a DNS name, sent as SNI, or an IP address, matched against
   // the certificate's IP addresses).
-  std::shared_ptr<const TlsClientContext> tls;
+  std::shared_ptr<const TlsClientContext> tls = nullptr;
 };
 
 // The request methods the callers name; any other token works as well.

@@ -24,11 +24,11 @@ namespace leasehold::http {
 struct TlsFiles {
   // The CA certificates to trust; empty: the system's store (OpenSSL's
   // default paths, /etc/ssl/certs on Debian).
-  std::string ca_file;
+  std::string ca_file{};
   // The certificate chain to present (leaf first); empty: none.
-  std::string cert_file;
+  std::string cert_file{};
   // Its private key (unencrypted); empty: read from cert_file.
-  std::string key_file;
+  std::string key_file{};
 };
 
 class TlsClientContext {
