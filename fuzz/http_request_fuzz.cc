@@ -53,7 +53,7 @@ bool OneRequest(FuzzServer& server, const HttpOptions& options,
   }
   HttpRequest& req = parser.get();
   const bool keep_alive = req.keep_alive();
-  RequestRoute route = RouteRequest(server.api(), true, req);
+  RequestRoute route = RouteRequest(server.api(), true, req, nullptr);
   if (auto* answer = std::get_if<ApiResponse>(&route)) {
     CheckAnswer(*answer);
   } else if (std::holds_alternative<EventAccess>(route)) {

@@ -84,6 +84,21 @@ int Main(int argc, char** argv) {
       ->check(CLI::Range(std::int64_t{100}, std::int64_t{600'000}))
       ->capture_default_str();
   serve->add_option("--config", serve_flags.config, "JSON config file");
+  serve->add_option("--tls-cert", serve_flags.tls_cert,
+                    "serve HTTPS only, with this PEM certificate (then its "
+                    "chain); needs --tls-key");
+  serve->add_option("--tls-key", serve_flags.tls_key,
+                    "the PEM private key of --tls-cert");
+  serve->add_option("--tls-client-ca", serve_flags.tls_client_ca,
+                    "verify client certificates by this PEM CA (mutual TLS: "
+                    "a token entry's \"subject\" stands for a token)");
+  serve->add_flag("--tls-require-client-certificate",
+                  serve_flags.tls_require_client_certificate,
+                  "refuse a handshake without a client certificate that "
+                  "--tls-client-ca verifies");
+  serve->add_flag("--allow-plaintext", serve_flags.allow_plaintext,
+                  "serve plaintext HTTP beyond loopback (only behind a "
+                  "TLS-terminating proxy: tokens travel in cleartext)");
   serve->add_option("--port-file", serve_flags.port_file,
                     "write the bound port to this file once serving");
   serve

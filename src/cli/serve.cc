@@ -54,6 +54,34 @@ Status CheckStoreChoice(const ServeConfig& c, bool data_given) {
   return Status::Ok();
 }
 
+// The command line's --tls-* over the config's "tls"; then the files are
+// loaded and checked (a reload loads them again: a renewed certificate).
+Status PrepareTls(const ServeFlags& flags, ServeConfig& c) {
+  const bool flagged = !flags.tls_cert.empty() || !flags.tls_key.empty() ||
+                       !flags.tls_client_ca.empty() ||
+                       flags.tls_require_client_certificate;
+  if (flagged && !c.tls) c.tls.emplace();
+  if (!flags.tls_cert.empty()) c.tls->cert = flags.tls_cert;
+  if (!flags.tls_key.empty()) c.tls->key = flags.tls_key;
+  if (!flags.tls_client_ca.empty()) c.tls->client_ca = flags.tls_client_ca;
+  if (flags.tls_require_client_certificate) {
+    c.tls->require_client_certificate = true;
+  }
+  if (flags.allow_plaintext) c.allow_plaintext = true;
+  if (c.tls) {
+    auto loaded = server::ServerTls::Load(*c.tls);
+    if (!loaded) return loaded.error();
+    c.http.tls = std::move(*loaded);
+  }
+  if (c.api.auth.HasSubjects() && (!c.tls || c.tls->client_ca.empty())) {
+    return Status(StatusCode::kBadRequest,
+                  "a token entry names a certificate \"subject\", but no "
+                  "client CA verifies client certificates: set "
+                  "\"tls\": {\"client_ca\": …} (or --tls-client-ca)");
+  }
+  return Status::Ok();
+}
+
 Status Prepare(const ServeFlags& flags, ServeConfig& c) {
   std::string listen = flags.listen, data = flags.data;
   bool data_given = flags.data_given;
@@ -76,11 +104,20 @@ Status Prepare(const ServeFlags& flags, ServeConfig& c) {
   if (Status st = CheckStoreChoice(c, data_given); !st.ok()) return st;
   if (Status st = ParseListen(listen, c); !st.ok()) return st;
   if (Status st = CheckManualClock(c); !st.ok()) return st;
+  if (Status st = PrepareTls(flags, c); !st.ok()) return st;
   if (!IsLoopback(c.address) && !c.api.auth.enabled()) {
     return Status(StatusCode::kForbidden,
                   "refusing to listen on " + c.address +
                       " without authentication: beyond loopback, configure "
                       "\"tokens\" in the --config file");
+  }
+  if (!IsLoopback(c.address) && !c.tls && !c.allow_plaintext) {
+    return Status(StatusCode::kForbidden,
+                  "refusing to listen on " + c.address +
+                      " without TLS: every token would cross the network in "
+                      "cleartext. Give --tls-cert and --tls-key (or \"tls\" "
+                      "in the config), or, behind a TLS-terminating proxy, "
+                      "--allow-plaintext (\"allow_plaintext\": true)");
   }
   c.data = data;
   // A backup's scratch copy goes beside the database, on its disk.
@@ -122,11 +159,12 @@ std::string HostName() {
   return name;
 }
 
-// Where clients reach this node, unless --advertise says.
+// Where clients reach this node, unless --advertise says; also what the
+// "serving" log line shows.
 std::string DefaultAdvertise(const ServeConfig& c, std::uint16_t port) {
   const bool v6 = c.address.find(':') != std::string::npos;
-  return "http://" + (v6 ? "[" + c.address + "]" : c.address) + ":" +
-         std::to_string(port);
+  return std::string(c.tls ? "https://" : "http://") +
+         (v6 ? "[" + c.address + "]" : c.address) + ":" + std::to_string(port);
 }
 
 // Why the server could not start; exit code 1.
@@ -142,18 +180,24 @@ int Refuse(const std::string& why) {
 class Reloader {
  public:
   Reloader(const ServeFlags& flags, ServeConfig& running,
-           EngineService& service, server::Api& api)
-      : flags_(flags), running_(running), service_(service), api_(api) {}
+           EngineService& service, server::Frontend& frontend)
+      : flags_(flags),
+        running_(running),
+        service_(service),
+        api_(frontend.api()),
+        frontend_(frontend) {}
 
   Status Reload(std::string_view by) {
     std::lock_guard lock(mu_);
-    const log::Fields about = {{"config", flags_.config},
-                               {"by", std::string(by)}};
-    if (flags_.config.empty()) {
+    const log::Fields about = {
+        {"config", flags_.config.empty() ? "none" : flags_.config},
+        {"by", std::string(by)}};
+    // Without a config file, the TLS files are all there is to reread.
+    if (flags_.config.empty() && !running_.tls) {
       log::Warn("config reload refused: no --config file", about);
       return Status(StatusCode::kBadRequest,
-                    "this server was started without --config: there is "
-                    "no config file to reload");
+                    "this server was started without --config or TLS: there "
+                    "is nothing to reload");
     }
     ServeConfig next;
     Status st = Prepare(flags_, next);
@@ -175,6 +219,11 @@ class Reloader {
     log::Fields done = about;
     done.emplace_back("tokens", std::to_string(next.api.auth.size()));
     done.emplace_back("namespaces", std::to_string(next.namespaces.size()));
+    if (next.http.tls != nullptr) {
+      frontend_.SetTls(next.http.tls);
+      running_.tls = next.tls;
+      done.emplace_back("certificate", next.http.tls->description());
+    }
     log::Info("config reloaded", done);
     return Status::Ok();
   }
@@ -184,6 +233,7 @@ class Reloader {
   ServeConfig& running_;
   EngineService& service_;
   server::Api& api_;
+  server::Frontend& frontend_;
   std::mutex mu_;
 };
 
@@ -293,7 +343,7 @@ int RunServe(const ServeFlags& flags) {
   server::Api& api = frontend.api();
   server::EventHub& hub = frontend.hub();
   server::HttpServer& http = frontend.http();
-  Reloader reloader(flags, c, *service, api);
+  Reloader reloader(flags, c, *service, frontend);
   api.SetReload(
       [&reloader] { return reloader.Reload("POST /v1/admin/reload"); });
 
@@ -365,14 +415,22 @@ int RunServe(const ServeFlags& flags) {
     std::filesystem::rename(flags.port_file + ".tmp", flags.port_file,
                             fs_error);
   }
-  const bool v6 = c.address.find(':') != std::string::npos;
   log::Fields serving = {
-      {"listen", "http://" + (v6 ? "[" + c.address + "]" : c.address) + ":" +
-                     std::to_string(*port)},
+      {"listen", DefaultAdvertise(c, *port)},
       {"store", where},
-      {"auth", c.api.auth.enabled() ? "bearer tokens" : "off"},
+      {"auth", !c.api.auth.enabled()      ? "off"
+               : c.api.auth.HasSubjects() ? "bearer tokens, client certificates"
+                                          : "bearer tokens"},
       {"config", flags.config.empty() ? "none" : flags.config},
       {"io_threads", std::to_string(c.io_threads)}};
+  if (c.http.tls != nullptr) {
+    serving.emplace_back("certificate", c.http.tls->description());
+    serving.emplace_back("client_certificates",
+                         c.tls->client_ca.empty() ? "not asked for"
+                         : c.tls->require_client_certificate
+                             ? "required"
+                             : "verified when given");
+  }
   if (manual_clock) {
     serving.emplace_back("clock",
                          "manual: it moves only by POST "

@@ -32,6 +32,14 @@ struct ServeFlags {
   // JSON file; empty: none. SIGHUP and POST /v1/admin/reload reread it
   // (serve_reload.h).
   std::string config;
+  // TLS (docs/tls.md): each given flag wins over the config's "tls"
+  // key of the same meaning.
+  std::string tls_cert;
+  std::string tls_key;
+  std::string tls_client_ca;
+  bool tls_require_client_certificate = false;
+  // Plaintext beyond loopback, knowingly (behind a TLS-terminating proxy).
+  bool allow_plaintext = false;
   std::string port_file;            // write the bound port here once serving
   std::string log_level = "info";   // debug, info, warn, error
   std::string log_format = "text";  // text, or json: one object a line

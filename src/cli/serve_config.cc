@@ -91,6 +91,22 @@ constexpr ConfigOption kOptions[] = {
      .min = 1,
      .max = kNoMaximum},
     {.key = "tokens", .type = "list", .default_text = "none", .live = true},
+    {.key = "tls", .type = "object", .default_text = "none", .live = true},
+    {.key = "tls.cert", .type = "string", .default_text = "none", .live = true},
+    {.key = "tls.key", .type = "string", .default_text = "none", .live = true},
+    {.key = "tls.client_ca",
+     .type = "string",
+     .default_text = "none",
+     .live = true},
+    {.key = "tls.require_client_certificate",
+     .type = "boolean",
+     .default_text = "false",
+     .choices = "true, false",
+     .live = true},
+    {.key = "allow_plaintext",
+     .type = "boolean",
+     .default_text = "false",
+     .choices = "true, false"},
     {.key = "namespaces",
      .type = "object",
      .default_text = "none",
@@ -216,6 +232,9 @@ Result<std::vector<server::TokenGrant>> ReadTokens(const json::value& v) {
     for (const auto& [k, field] : *o) {
       if (k == "token" && field.is_string()) {
         g.token = field.as_string();
+      } else if (k == "subject" && field.is_string()) {
+        g.subject = field.as_string();
+        if (g.subject.empty()) return bad("a subject is empty");
       } else if (k == "principal" && field.is_string()) {
         g.principal = field.as_string();
       } else if (k == "role" && field.is_string()) {
@@ -233,6 +252,9 @@ Result<std::vector<server::TokenGrant>> ReadTokens(const json::value& v) {
       }
     }
     if (!o->contains("role")) return bad("every token needs a role");
+    if (!o->contains("token") && !o->contains("subject")) {
+      return bad("every entry needs a \"token\" or a certificate \"subject\"");
+    }
     grants.push_back(std::move(g));
   }
   return grants;
@@ -278,6 +300,33 @@ Status CheckValue(const ConfigOption& o, const json::value& v,
     }
   }
   return Status::Ok();
+}
+
+// "tls": {"cert", "key", "client_ca", "require_client_certificate"}.
+Result<server::TlsFiles> ReadTls(const json::value& v) {
+  const std::string where = "config: tls: ";
+  server::TlsFiles files;
+  for (const auto& [name, option] : v.as_object()) {
+    const ConfigOption* known =
+        name.contains('.') ? nullptr
+                           : FindConfigOption("tls." + std::string(name));
+    if (known == nullptr) {
+      return Error(StatusCode::kBadRequest,
+                   where + "\"" + std::string(name) +
+                       "\" is unknown; tls takes cert, key, client_ca and "
+                       "require_client_certificate");
+    }
+    if (Status st = CheckValue(*known, option, where); !st.ok()) {
+      return std::unexpected(st);
+    }
+    if (name == "cert") files.cert = option.as_string();
+    if (name == "key") files.key = option.as_string();
+    if (name == "client_ca") files.client_ca = option.as_string();
+    if (name == "require_client_certificate") {
+      files.require_client_certificate = option.as_bool();
+    }
+  }
+  return files;
 }
 
 // One entry of "namespaces": {"NS": {option: value, ...}}.
@@ -406,6 +455,12 @@ Status ParseServeConfig(std::string_view text, const std::string& path,
                       "config: tokens: " + auth.error().message());
       }
       c.api.auth = std::move(*auth);
+    } else if (key == "tls") {
+      auto files = ReadTls(value);
+      if (!files) return files.error();
+      c.tls = std::move(*files);
+    } else if (key == "allow_plaintext") {
+      c.allow_plaintext = value.as_bool();
     } else if (key == "namespaces") {
       for (const auto& [ns, opts] : value.as_object()) {
         auto options = ReadNamespace(ns, opts);

@@ -53,6 +53,12 @@ struct ServeConfig {
   std::size_t max_body_bytes = 1 << 20;
   int io_threads = kDefaultIoThreads;  // threads running HTTP and the engine
   std::vector<std::pair<std::string, NamespaceOptions>> namespaces;
+  // "tls" (or serve --tls-*): HTTPS only, with these files; loaded into
+  // http.tls by serve.
+  std::optional<server::TlsFiles> tls;
+  // Beyond loopback, tokens travel in cleartext without TLS: refused
+  // unless this says a TLS-terminating proxy in front carries them.
+  bool allow_plaintext = false;
 };
 
 // One key of the --config file, with what docs/configuration.md says of
@@ -88,7 +94,7 @@ std::string RangeText(const ConfigOption& o);
 Status ParseListen(const std::string& listen, ServeConfig& c);
 
 // Whether `address` is this machine's loopback (serving beyond it needs
-// tokens).
+// tokens, and TLS or allow_plaintext).
 bool IsLoopback(const std::string& address);
 
 inline constexpr std::string_view kMemoryStore = "memory";

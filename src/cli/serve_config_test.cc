@@ -36,6 +36,32 @@ TEST(ServeConfigTest, ReadsNamespaceOptions) {
   EXPECT_EQ(p.config.namespaces[0].second.locks, LockDurability::kMemory);
 }
 
+TEST(ServeConfigTest, ReadsTlsFilesAndSubjectEntries) {
+  auto p =
+      Parse(R"({"tls":{"cert":"/c.pem","key":"/k.pem","client_ca":"/ca.pem",)"
+            R"("require_client_certificate":true},"allow_plaintext":true,)"
+            R"("tokens":[{"subject":"worker.billing","principal":"billing",)"
+            R"("namespaces":["billing"],"role":"write"}]})");
+  ASSERT_TRUE(p.status.ok()) << p.status.message();
+  ASSERT_TRUE(p.config.tls.has_value());
+  EXPECT_EQ(p.config.tls->cert, "/c.pem");
+  EXPECT_EQ(p.config.tls->key, "/k.pem");
+  EXPECT_EQ(p.config.tls->client_ca, "/ca.pem");
+  EXPECT_TRUE(p.config.tls->require_client_certificate);
+  EXPECT_TRUE(p.config.allow_plaintext);
+  EXPECT_TRUE(p.config.api.auth.HasSubjects());
+  EXPECT_FALSE(Parse("{}").config.tls.has_value());
+  for (const char* bad :
+       {R"({"tls":{"certificate":"/c.pem"}})", R"({"tls":{"cert":1}})",
+        R"({"tls":"/c.pem"})",
+        R"({"tls":{"require_client_certificate":"yes"}})",
+        R"({"tokens":[{"principal":"p","namespaces":["*"],"role":"read"}]})",
+        R"({"tokens":[{"subject":"","principal":"p","namespaces":["*"],)"
+        R"("role":"read"}]})"}) {
+    EXPECT_EQ(Parse(bad).status.code(), StatusCode::kBadRequest) << bad;
+  }
+}
+
 TEST(ServeConfigTest, ReadsALockDelayWithinItsRange) {
   auto p = Parse(R"({"namespaces":{"app":{"lock_delay_ms":15000}}})");
   ASSERT_TRUE(p.status.ok()) << p.status.message();

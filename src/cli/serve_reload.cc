@@ -32,6 +32,9 @@ Status CheckLiveChange(const ServeConfig& running, const ServeConfig& next) {
   differs(running.synchronous != next.synchronous, "synchronous");
   differs(running.outage_reads != next.outage_reads, "outage_reads");
   differs(running.io_threads != next.io_threads, "io_threads");
+  differs(running.tls.has_value() != next.tls.has_value(),
+          next.tls ? "tls (turned on)" : "tls (turned off)");
+  differs(running.allow_plaintext != next.allow_plaintext, "allow_plaintext");
   differs(running.http.max_connections != next.http.max_connections,
           "max_connections");
   differs(running.http.request_timeout != next.http.request_timeout,

@@ -293,7 +293,7 @@ void Api::Handle(ApiRequest request, Respond respond) {
   }
   c.auth = auth_.load();
   if (c.auth->enabled()) {
-    auto who = c.auth->Authenticate(request.authorization);
+    auto who = c.auth->Authenticate(request.authorization, request.peer.get());
     if (!who) return c.Fail(who.error());
     c.caller = *who;
   }
@@ -375,7 +375,8 @@ void Api::Dispatch(Call& c) {
 }
 
 Result<EventAccess> Api::AuthorizeEvents(std::string_view authorization,
-                                         std::string_view target) const {
+                                         std::string_view target,
+                                         const PeerCertificate* peer) const {
   auto query = ParseQuery(target);
   if (!query) return std::unexpected(BadTarget());
   auto ns = query->find("ns");
@@ -388,7 +389,7 @@ Result<EventAccess> Api::AuthorizeEvents(std::string_view authorization,
   }
   const std::shared_ptr<const Authenticator> auth = auth_.load();
   if (!auth->enabled()) return access;
-  auto who = auth->Authenticate(authorization);
+  auto who = auth->Authenticate(authorization, peer);
   if (!who) return std::unexpected(who.error());
   if (access.ns.empty() && !(*who)->AllNamespaces()) {
     return Error(StatusCode::kForbidden,

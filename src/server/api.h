@@ -31,6 +31,9 @@ struct ApiRequest {
   // Called when a lock request is parked, with its wait id, so that the
   // connection can cancel it if the client goes away. May be empty.
   std::function<void(WaitId)> on_parked;
+  // The client's verified certificate (mutual TLS), if any: it stands for
+  // a token when no Authorization header is sent.
+  std::shared_ptr<const PeerCertificate> peer = nullptr;
 };
 
 struct ApiResponse {
@@ -118,8 +121,9 @@ class Api {
   // Who may watch which events: the `ns` query parameter of `target`, as
   // far as the caller's token allows. 400 for a malformed query or an `ns`
   // that is no name; 401/403 as for any other request.
-  Result<EventAccess> AuthorizeEvents(std::string_view authorization,
-                                      std::string_view target) const;
+  Result<EventAccess> AuthorizeEvents(
+      std::string_view authorization, std::string_view target,
+      const PeerCertificate* peer = nullptr) const;
 
  private:
   // Runs the checked call's route, or answers 404 when none serves it.

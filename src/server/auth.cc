@@ -51,15 +51,25 @@ bool TokenGrant::Allows(std::string_view ns) const {
 }
 
 Result<Authenticator> Authenticator::Create(std::vector<TokenGrant> grants) {
-  std::set<std::string_view> seen;
+  std::set<std::string_view> seen, subjects;
   for (const TokenGrant& g : grants) {
-    if (g.token.size() < kMinTokenLength) {
+    if (!g.subject.empty()) {
+      if (!g.token.empty()) {
+        return Error(StatusCode::kBadRequest,
+                     "the entry of principal \"" + g.principal +
+                         "\" has both a token and a subject: give one");
+      }
+      if (!subjects.insert(g.subject).second) {
+        return Error(StatusCode::kBadRequest,
+                     "subject \"" + g.subject + "\" is given twice");
+      }
+    } else if (g.token.size() < kMinTokenLength) {
       return Error(StatusCode::kBadRequest,
                    "the token of principal \"" + g.principal +
                        "\" is shorter than " + std::to_string(kMinTokenLength) +
                        " characters; use a long random secret");
     }
-    if (!seen.insert(g.token).second) {
+    if (g.subject.empty() && !seen.insert(g.token).second) {
       return Error(
           StatusCode::kBadRequest,
           "a token is given twice (principal \"" + g.principal + "\")");
@@ -78,12 +88,48 @@ Result<Authenticator> Authenticator::Create(std::vector<TokenGrant> grants) {
   return a;
 }
 
+bool Authenticator::HasSubjects() const {
+  return std::ranges::any_of(
+      grants_, [](const TokenGrant& g) { return !g.subject.empty(); });
+}
+
 Result<const TokenGrant*> Authenticator::Authenticate(
-    std::string_view authorization) const {
+    std::string_view authorization, const PeerCertificate* peer) const {
   constexpr std::string_view kBearer = "Bearer ";
+  if (authorization.empty() && peer != nullptr) {
+    const TokenGrant* found = nullptr;
+    for (const TokenGrant& g : grants_) {
+      if (g.subject.empty() ||
+          std::ranges::find(peer->names, g.subject) == peer->names.end()) {
+        continue;
+      }
+      if (found != nullptr) {
+        return Error(StatusCode::kUnauthorized,
+                     "the client certificate names subjects \"" +
+                         found->subject + "\" and \"" + g.subject +
+                         "\" of two entries: it stands for neither");
+      }
+      found = &g;
+    }
+    if (found == nullptr) {
+      std::string names;
+      for (const std::string& n : peer->names) {
+        names += (names.empty() ? "\"" : ", \"") + n + "\"";
+      }
+      return Error(StatusCode::kUnauthorized,
+                   "the client certificate (" +
+                       (names.empty() ? std::string("no names") : names) +
+                       ") matches no token entry's subject");
+    }
+    return found;
+  }
   if (authorization.empty()) {
-    return Error(StatusCode::kUnauthorized,
-                 "this server needs \"Authorization: Bearer <token>\"");
+    return Error(
+        StatusCode::kUnauthorized,
+        "this server needs \"Authorization: Bearer <token>\"" +
+            std::string(HasSubjects() ? " or a client certificate of a "
+                                        "known subject"
+                                      : ""));
   }
   if (!authorization.starts_with(kBearer)) {
     return Error(StatusCode::kUnauthorized,
@@ -92,7 +138,8 @@ Result<const TokenGrant*> Authenticator::Authenticate(
   const std::string_view token = authorization.substr(kBearer.size());
   const TokenGrant* found = nullptr;
   for (const TokenGrant& g : grants_) {  // no early exit: see header
-    if (SameBytes(g.token, token)) found = &g;
+    // (A subject's entry has no token; an empty one must not match it.)
+    if (!g.token.empty() && SameBytes(g.token, token)) found = &g;
   }
   if (found == nullptr) {
     return Error(StatusCode::kUnauthorized, "the bearer token is not known");

@@ -51,6 +51,58 @@ TEST(AuthenticatorTest, NamesTheGrantOfAValidBearerToken) {
   }
 }
 
+TokenGrant SubjectGrant(std::string subject, std::string principal,
+                        std::vector<std::string> namespaces, Role role) {
+  TokenGrant g = Grant("", std::move(principal), std::move(namespaces), role);
+  g.subject = std::move(subject);
+  return g;
+}
+
+TEST(AuthenticatorTest, RefusesAmbiguousSubjectEntries) {
+  // A subject given twice, and an entry with both a subject and a token.
+  EXPECT_FALSE(Authenticator::Create(
+      {SubjectGrant("worker.billing", "a", {"x"}, Role::kRead),
+       SubjectGrant("worker.billing", "b", {"y"}, Role::kRead)}));
+  TokenGrant both = SubjectGrant("worker.billing", "a", {"x"}, Role::kRead);
+  both.token = "0123456789abcdef";
+  EXPECT_FALSE(Authenticator::Create({both}));
+  auto ok = Authenticator::Create(
+      {SubjectGrant("worker.billing", "a", {"x"}, Role::kRead)});
+  ASSERT_TRUE(ok);
+  EXPECT_TRUE(ok->HasSubjects());
+}
+
+TEST(AuthenticatorTest, AVerifiedCertificateStandsForItsSubjectsEntryOnly) {
+  auto auth = Authenticator::Create(
+      {Grant("aaaaaaaaaaaaaaaa1", "ops", {"*"}, Role::kAdmin),
+       SubjectGrant("worker.billing", "billing", {"billing"}, Role::kWrite),
+       SubjectGrant("spiffe://t/reporter", "reporter", {"r"}, Role::kRead),
+       SubjectGrant("other.name", "other", {"o"}, Role::kRead)});
+  ASSERT_TRUE(auth);
+  auto as = [&](std::vector<std::string> names,
+                std::string_view authorization = "") {
+    PeerCertificate peer{std::move(names)};
+    return auth->Authenticate(authorization, &peer);
+  };
+  ASSERT_TRUE(as({"worker.billing"}));
+  EXPECT_EQ((*as({"worker.billing"}))->principal, "billing");
+  EXPECT_EQ((*as({"x.example", "spiffe://t/reporter"}))->principal, "reporter");
+  // No entry, or two: nobody.
+  for (const auto& names : std::vector<std::vector<std::string>>{
+           {}, {"unknown"}, {"worker.billing", "other.name"}}) {
+    auto r = as(names);
+    ASSERT_FALSE(r) << names.size();
+    EXPECT_EQ(r.error().code(), StatusCode::kUnauthorized);
+  }
+  // A token sent with a certificate is what counts; a bad one fails.
+  EXPECT_EQ((*as({"worker.billing"}, "Bearer aaaaaaaaaaaaaaaa1"))->principal,
+            "ops");
+  EXPECT_FALSE(as({"worker.billing"}, "Bearer wrong-token-000000"));
+  // An empty bearer token never matches a subject's entry (it has none).
+  EXPECT_FALSE(auth->Authenticate("Bearer "));
+  EXPECT_FALSE(auth->Authenticate(""));
+}
+
 TEST(AuthenticatorTest, AuthorizeChecksNamespaceThenRole) {
   const TokenGrant reader = Grant("r", "r", {"app"}, Role::kRead);
   EXPECT_TRUE(Authorize(reader, "app", Role::kRead).ok());

@@ -21,13 +21,16 @@
 
 namespace leasehold::server {
 
-class EventStream : public std::enable_shared_from_this<EventStream> {
+// Stream: a TCP socket, or a TLS stream over one (both are instantiated in
+// event_stream.cc).
+template <class Stream>
+class EventStream : public std::enable_shared_from_this<EventStream<Stream>> {
  public:
   using Strand = boost::asio::strand<boost::asio::io_context::executor_type>;
 
   // `owner` is held as long as the stream lives: the HTTP server counts the
   // stream, and stops it, through the connection it came from.
-  EventStream(boost::asio::ip::tcp::socket socket, Strand strand, EventHub& hub,
+  EventStream(Stream socket, Strand strand, EventHub& hub,
               std::shared_ptr<void> owner);
 
   // Writes the header (HTTP/1.`version` / 10, 10 or 11), then subscribes
@@ -50,7 +53,7 @@ class EventStream : public std::enable_shared_from_this<EventStream> {
   void WatchForHangUp();
   void EndOnStrand();
 
-  boost::asio::ip::tcp::socket socket_;
+  Stream socket_;
   Strand strand_;
   EventHub& hub_;
   std::shared_ptr<void> owner_;

@@ -12,6 +12,12 @@ Frontend::Frontend(boost::asio::io_context& io, EngineService& service,
     hub_.Publish(events);
   });
   api_.SetHistory(&history_);
+  if (auto tls = http_.tls()) metrics_.SetTlsExpiry(tls->expiry());
+}
+
+void Frontend::SetTls(std::shared_ptr<const ServerTls> tls) {
+  metrics_.SetTlsExpiry(tls->expiry());
+  http_.SetTls(std::move(tls));
 }
 
 }  // namespace leasehold::server

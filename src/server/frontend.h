@@ -28,6 +28,9 @@ class Frontend {
   Api& api() { return api_; }
   EventHub& hub() { return hub_; }
   HttpServer& http() { return http_; }
+  // A renewed certificate (HttpServer::SetTls), and its expiry in the
+  // metrics. Only on a server started with TLS.
+  void SetTls(std::shared_ptr<const ServerTls> tls);
 
  private:
   Metrics metrics_;

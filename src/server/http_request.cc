@@ -62,14 +62,14 @@ ApiResponse RefusedRequestResponse(const beast::error_code& ec,
                               "malformed HTTP request: " + ec.message()));
 }
 
-RequestRoute RouteRequest(const Api& api, bool has_event_hub,
-                          HttpRequest& req) {
+RequestRoute RouteRequest(const Api& api, bool has_event_hub, HttpRequest& req,
+                          const std::shared_ptr<const PeerCertificate>& peer) {
   const std::string_view target = req.target();
   const std::string_view path = target.substr(0, target.find('?'));
   const std::string_view authorization = req[http::field::authorization];
   if (has_event_hub && IsEventStreamTarget(req.method_string(), path)) {
     if (auto elsewhere = api.ToLeader(target)) return std::move(*elsewhere);
-    auto access = api.AuthorizeEvents(authorization, target);
+    auto access = api.AuthorizeEvents(authorization, target, peer.get());
     if (!access) return ErrorResponse(access.error());
     return std::move(*access);
   }
@@ -77,8 +77,12 @@ RequestRoute RouteRequest(const Api& api, bool has_event_hub,
   if (req.method() == http::verb::get) {
     if (const DashboardAsset* asset = FindDashboardAsset(path)) return asset;
   }
-  return ApiRequest{std::string(req.method_string()), std::string(target),
-                    std::move(req.body()), std::string(authorization), nullptr};
+  return ApiRequest{std::string(req.method_string()),
+                    std::string(target),
+                    std::move(req.body()),
+                    std::string(authorization),
+                    nullptr,
+                    peer};
 }
 
 }  // namespace leasehold::server

@@ -57,9 +57,11 @@ ApiResponse RefusedRequestResponse(const boost::beast::error_code& ec,
 // - a DashboardAsset: GET of one of the dashboard's files (no token);
 // - an ApiRequest for Api::Handle (its on_parked left empty), with the
 //   body moved out of `req`.
+// `peer`: the connection's verified client certificate (may be null).
 using RequestRoute =
     std::variant<ApiResponse, EventAccess, const DashboardAsset*, ApiRequest>;
-RequestRoute RouteRequest(const Api& api, bool has_event_hub, HttpRequest& req);
+RequestRoute RouteRequest(const Api& api, bool has_event_hub, HttpRequest& req,
+                          const std::shared_ptr<const PeerCertificate>& peer);
 
 }  // namespace leasehold::server
 

@@ -6,13 +6,16 @@
 #include <algorithm>
 #include <atomic>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
+#include <boost/beast/core/detect_ssl.hpp>
 #include <boost/beast/http.hpp>
 #include <deque>
 #include <mutex>
+#include <type_traits>
 #include <unordered_map>
 
 #include "common/log.h"
@@ -28,8 +31,18 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
+using PlainStream = tcp::socket;
+using TlsStream = asio::ssl::stream<tcp::socket>;
+using Strand = asio::strand<asio::io_context::executor_type>;
 
-class Connection;
+// What the server asks of a connection of either kind.
+class Connection {
+ public:
+  virtual ~Connection() = default;
+  // Closes the connection if it is between requests, or ends its event
+  // stream. Any thread.
+  virtual void CloseIfIdle() = 0;
+};
 
 class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
  public:
@@ -40,12 +53,15 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
         service_(service),
         options_(std::move(o)),
         events_(events),
+        tls_(options_.tls),
         acceptor_(asio::make_strand(io)),
         accept_retry_(acceptor_.get_executor()) {}
 
   Result<std::uint16_t> Start();
   void Stop();
   void Accept();
+  // Starts serving an accepted socket, as TLS or not.
+  void Admit(tcp::socket socket, Strand strand);
   void Forget(Connection* c);
 
   asio::io_context& io_;
@@ -53,6 +69,8 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
   EngineService& service_;
   const HttpOptions options_;
   EventHub* events_;
+  // What new handshakes use (null: plaintext); SetTls swaps it.
+  std::atomic<std::shared_ptr<const ServerTls>> tls_;
   tcp::acceptor acceptor_;
   asio::steady_timer accept_retry_;  // after a failed accept (e.g. EMFILE)
   std::atomic<bool> stopping_{false};
@@ -63,8 +81,6 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
   // Connections refused past max_connections: logged at most every 10 s.
   log::BurstCounter refused_{std::chrono::seconds(10)};
 };
-
-using Strand = asio::strand<asio::io_context::executor_type>;
 
 // One client connection: read a request, answer it, repeat; its phase
 // (connection_state.h) says where in that it is.
@@ -79,30 +95,44 @@ using Strand = asio::strand<asio::io_context::executor_type>;
 // on this core would otherwise preempt the server in the middle of the
 // batch; +15-25% pairs/s with one I/O thread, docs/benchmarks.md, "Profiles,
 // round 2").
-class Connection : public std::enable_shared_from_this<Connection> {
+//
+// Stream is a TCP socket, or a TLS stream over one (then the handshake
+// comes first, and what goes to the TCP socket itself, shutdown, cancel
+// and close, goes to its lowest layer).
+template <class Stream>
+class BasicConnection final
+    : public Connection,
+      public std::enable_shared_from_this<BasicConnection<Stream>> {
  public:
-  Connection(tcp::socket socket, Strand strand,
-             std::shared_ptr<HttpServer::Impl> server)
-      : socket_(std::move(socket)),
+  static constexpr bool kTls = std::is_same_v<Stream, TlsStream>;
+
+  // `tls`: the material `stream` was made with (kept while it lives).
+  BasicConnection(Stream stream, Strand strand,
+                  std::shared_ptr<HttpServer::Impl> server,
+                  std::shared_ptr<const ServerTls> tls = nullptr)
+      : socket_(std::move(stream)),
         strand_(std::move(strand)),
-        server_(std::move(server)) {}
-  ~Connection() { server_->Forget(this); }
+        server_(std::move(server)),
+        tls_(std::move(tls)) {}
+  ~BasicConnection() override { server_->Forget(this); }
 
   void Start() {
-    asio::dispatch(strand_, [self = shared_from_this()] {
-      beast::error_code ec;
-      // Sends that would block return at once instead of polling: Send()
-      // then finishes asynchronously.
-      self->socket_.non_blocking(true, ec);
-      if (ec) return self->Close();
-      self->Read();
+    asio::dispatch(strand_, [self = this->shared_from_this()] {
+      if constexpr (kTls) {
+        self->Handshake();
+      } else {
+        beast::error_code ec;
+        // Sends that would block return at once instead of polling: Send()
+        // then finishes asynchronously.
+        self->socket_.non_blocking(true, ec);
+        if (ec) return self->Close();
+        self->Read();
+      }
     });
   }
 
-  // Closes the connection if it is between requests, or ends its event
-  // stream. Any thread.
-  void CloseIfIdle() {
-    asio::post(strand_, [self = shared_from_this()] {
+  void CloseIfIdle() override {
+    asio::post(strand_, [self = this->shared_from_this()] {
       if (self->state_.Is(Phase::kStreaming)) {
         if (auto stream = self->stream_.lock()) stream->End();
       } else if (self->state_.Is(Phase::kReading)) {
@@ -116,6 +146,55 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Bytes asked of the socket per read.
   static constexpr std::size_t kReadSize = 16 << 10;
 
+  tcp::socket& tcp_socket() { return beast::get_lowest_layer(socket_); }
+
+  // TLS: tells a TLS client from a plaintext one by its first bytes, then
+  // shakes hands, all within the request timeout (a stalled handshake is
+  // closed as a stalled request is). A plaintext request gets a 400 in
+  // cleartext saying why, so that its client need not guess.
+  void Handshake() {
+    SetDeadline();
+    beast::async_detect_ssl(
+        tcp_socket(), buffer_,
+        [self = this->shared_from_this()](beast::error_code ec, bool tls) {
+          if (ec || !self->state_.Is(Phase::kReading)) return self->Close();
+          if (!tls) return self->RefusePlaintext();
+          self->socket_.async_handshake(
+              asio::ssl::stream_base::server, self->buffer_.data(),
+              [self](beast::error_code shake_ec, std::size_t used) {
+                self->buffer_.consume(used);
+                // Nothing may follow a ClientHello before the server's
+                // answer (no 0-RTT): left-over bytes are a broken client.
+                if (shake_ec || self->buffer_.size() > 0 ||
+                    !self->state_.Is(Phase::kReading)) {
+                  return self->Close();
+                }
+                self->peer_ = VerifiedPeer(self->socket_.native_handle());
+                self->Read();
+              });
+        });
+  }
+
+  void RefusePlaintext() {
+    keep_alive_ = false;
+    response_ =
+        "HTTP/1.1 400 Bad Request\r\nServer: leasehold\r\n"
+        "Content-Type: application/json\r\nConnection: close\r\n"
+        "Content-Length: ";
+    const std::string body =
+        R"({"error":{"code":"bad_request","message":"this port speaks )"
+        R"(TLS: use an https:// URL"}})";
+    response_.append(std::to_string(body.size())).append("\r\n\r\n");
+    response_.append(body);
+    state_.MoveTo(Phase::kWriting);
+    asio::async_write(
+        tcp_socket(), asio::buffer(response_),
+        [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
+          if (ec) return self->Close();
+          self->Linger();
+        });
+  }
+
   // In kReading: starts reading the next request.
   void Read() {
     parser_.emplace();
@@ -127,7 +206,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
       // once (dashboard files, refusals) would otherwise nest one request
       // inside the last, as deep as the client pipelines.
       return asio::post(strand_,
-                        [self = shared_from_this()] { self->Parse(); });
+                        [self = this->shared_from_this()] { self->Parse(); });
     }
     Parse();
   }
@@ -142,7 +221,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (parser_->is_done()) return OnRequest({});
     socket_.async_read_some(
         buffer_.prepare(kReadSize),
-        [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+        [self = this->shared_from_this()](beast::error_code ec, std::size_t n) {
           self->buffer_.commit(n);
           if (ec == asio::error::eof) {
             // Between requests, a hang-up; inside one, a torn request.
@@ -169,7 +248,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     version_ = req.version();
     ClearDeadline();  // a lock request may wait as long as it asked
     RequestRoute route =
-        RouteRequest(server_->api_, server_->events_ != nullptr, req);
+        RouteRequest(server_->api_, server_->events_ != nullptr, req, peer_);
     if (auto* answer = std::get_if<ApiResponse>(&route)) {
       return Write(std::move(*answer), version_);
     }
@@ -180,7 +259,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
       return WriteAsset(**asset, req[http::field::if_none_match]);
     }
     ApiRequest api_req = std::move(std::get<ApiRequest>(route));
-    auto self = shared_from_this();
+    auto self = this->shared_from_this();
     const std::uint64_t seq = ++request_seq_;
     state_.MoveTo(Phase::kHandling);
     // The parked notice and the answer reach this strand by different
@@ -210,8 +289,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void StartStream(EventAccess access) {
     state_.MoveTo(Phase::kStreaming);
     deadline_.cancel();
-    auto stream = std::make_shared<EventStream>(
-        std::move(socket_), strand_, *server_->events_, shared_from_this());
+    auto stream = std::make_shared<EventStream<Stream>>(
+        std::move(socket_), strand_, *server_->events_,
+        this->shared_from_this());
     stream_ = stream;
     stream->Start(std::move(access), version_);
   }
@@ -226,7 +306,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     state_.MoveTo(Phase::kWatching);
     socket_.async_read_some(
         buffer_.prepare(1024),
-        [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+        [self = this->shared_from_this()](beast::error_code ec, std::size_t n) {
           self->buffer_.commit(n);  // a pipelined request: keep its bytes
           if (self->state_.Is(Phase::kAnswerHeld)) {
             auto r = std::move(*self->pending_);
@@ -255,7 +335,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
       state_.MoveTo(Phase::kAnswerHeld);
       pending_ = std::move(r);
       beast::error_code ec;
-      socket_.cancel(ec);  // the watch ends, then writes
+      tcp_socket().cancel(ec);  // the watch ends, then writes
       return;
     }
     Write(std::move(r), version_);
@@ -303,14 +383,17 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void Send() {
     state_.MoveTo(Phase::kWriting);
     SetDeadline();
-    beast::error_code sync_ec;
-    const std::size_t sent =
-        socket_.write_some(asio::buffer(response_), sync_ec);
-    if (!sync_ec && sent == response_.size()) return AfterSend();
-    if (sync_ec && sync_ec != asio::error::would_block) return Close();
+    std::size_t sent = 0;
+    if constexpr (!kTls) {
+      // (A TLS record cannot be half written and resumed this way.)
+      beast::error_code sync_ec;
+      sent = socket_.write_some(asio::buffer(response_), sync_ec);
+      if (!sync_ec && sent == response_.size()) return AfterSend();
+      if (sync_ec && sync_ec != asio::error::would_block) return Close();
+    }
     asio::async_write(
-        socket_, asio::buffer(response_) + (sync_ec ? 0 : sent),
-        [self = shared_from_this()](beast::error_code ec, std::size_t) {
+        socket_, asio::buffer(response_) + sent,
+        [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
           if (ec) return self->Close();
           self->AfterSend();
         });
@@ -375,7 +458,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     SetDeadline();
     asio::async_write(
         socket_, asio::buffer(response_),
-        [self = shared_from_this()](beast::error_code ec, std::size_t) {
+        [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
           if (ec) return self->Close();
           self->SendFileChunk();
         });
@@ -387,7 +470,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void Linger() {
     state_.MoveTo(Phase::kLingering);
     beast::error_code ec;
-    socket_.shutdown(tcp::socket::shutdown_send, ec);
+    tcp_socket().shutdown(tcp::socket::shutdown_send, ec);
     if (ec) return Close();
     // Its own, shorter deadline: the timer is re-armed for it now, not left
     // at the request timeout it may be waiting for.
@@ -398,11 +481,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
     Drain();
   }
 
+  // (Over TLS too the bytes are read raw: they are dropped anyway.)
   void Drain() {
     buffer_.consume(buffer_.size());
-    socket_.async_read_some(
+    tcp_socket().async_read_some(
         buffer_.prepare(64 << 10),
-        [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+        [self = this->shared_from_this()](beast::error_code ec, std::size_t n) {
           self->buffer_.commit(n);
           if (ec) return self->Close();
           self->Drain();
@@ -414,8 +498,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     file_.reset();
     deadline_.cancel();
     beast::error_code ec;
-    socket_.shutdown(how, ec);
-    socket_.close(ec);
+    tcp_socket().shutdown(how, ec);
+    tcp_socket().close(ec);
   }
 
   // The request timeout: a request must be read, and its answer written,
@@ -437,7 +521,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
                              ? Clock::now() + server_->options_.request_timeout
                              : deadline_at_);
     deadline_.async_wait(
-        [weak = weak_from_this()](const beast::error_code& ec) {
+        [weak = this->weak_from_this()](const beast::error_code& ec) {
           auto self = weak.lock();
           if (self == nullptr || ec) return;  // closed or gone
           self->deadline_armed_ = false;
@@ -450,13 +534,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
         });
   }
 
-  tcp::socket socket_;
+  Stream socket_;
   Strand strand_;
   ConnectionState state_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   std::size_t header_bytes_ = 0;  // of the request being read
   std::shared_ptr<HttpServer::Impl> server_;
+  std::shared_ptr<const ServerTls> tls_;  // what socket_ was made with
+  // The client's verified certificate (TLS), for every request it sends.
+  std::shared_ptr<const PeerCertificate> peer_;
   std::uint64_t request_seq_ = 0;       // the request now with the Api
   WaitId wait_ = 0;                     // its latest wait, while it is parked
   std::optional<ApiResponse> pending_;  // in kAnswerHeld: the answer
@@ -465,7 +552,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::shared_ptr<const FileBody> file_;
   std::uint64_t file_sent_ = 0;
   static constexpr std::uint64_t kFileChunk = 256 << 10;
-  std::weak_ptr<EventStream> stream_;  // in kStreaming
+  std::weak_ptr<EventStream<Stream>> stream_;  // in kStreaming
   // Facts of the current request, independent of the phase: its HTTP
   // version, and whether the connection stays open after its answer (the
   // client's wish, cleared by a refusal, a hang-up or Stop()).
@@ -523,15 +610,7 @@ void HttpServer::Impl::Accept() {
       admitted = self->connections_.size() < self->options_.max_connections;
     }
     if (admitted) {
-      // Answers go out at once, not held back for coalescing (Nagle).
-      beast::error_code ignored;
-      socket.set_option(tcp::no_delay(true), ignored);
-      auto c = std::make_shared<Connection>(std::move(socket), strand, self);
-      {
-        std::lock_guard lock(self->mu_);
-        self->connections_.emplace(c.get(), c);
-      }
-      c->Start();
+      self->Admit(std::move(socket), strand);
     } else if (auto n =
                    self->refused_.Count(std::chrono::steady_clock::now())) {
       // Closed unanswered: a client that cannot connect retries elsewhere.
@@ -543,6 +622,28 @@ void HttpServer::Impl::Accept() {
     }
     self->Accept();
   });
+}
+
+void HttpServer::Impl::Admit(tcp::socket socket, Strand strand) {
+  // Answers go out at once, not held back for coalescing (Nagle).
+  beast::error_code ignored;
+  socket.set_option(tcp::no_delay(true), ignored);
+  auto start = [this](auto c) {
+    {
+      std::lock_guard lock(mu_);
+      connections_.emplace(c.get(), c);
+    }
+    c->Start();
+  };
+  if (auto tls = tls_.load()) {
+    TlsStream stream(std::move(socket), tls->context());
+    start(std::make_shared<BasicConnection<TlsStream>>(
+        std::move(stream), std::move(strand), shared_from_this(),
+        std::move(tls)));
+  } else {
+    start(std::make_shared<BasicConnection<PlainStream>>(
+        std::move(socket), std::move(strand), shared_from_this()));
+  }
 }
 
 void HttpServer::Impl::Forget(Connection* c) {
@@ -575,6 +676,15 @@ HttpServer::~HttpServer() = default;
 
 Result<std::uint16_t> HttpServer::Start() { return impl_->Start(); }
 void HttpServer::Stop() { impl_->Stop(); }
+
+void HttpServer::SetTls(std::shared_ptr<const ServerTls> tls) {
+  if (impl_->options_.tls == nullptr || tls == nullptr) return;
+  impl_->tls_.store(std::move(tls));
+}
+
+std::shared_ptr<const ServerTls> HttpServer::tls() const {
+  return impl_->tls_.load();
+}
 
 std::size_t HttpServer::open_connections() const {
   std::lock_guard lock(impl_->mu_);

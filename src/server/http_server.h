@@ -3,7 +3,10 @@
 // are enforced here, so a slow or hostile client cannot hold the server.
 // While a lock request is parked, the connection watches its socket: a
 // client that hangs up cancels its wait (-2). GET /v1/events turns the
-// connection into a Server-Sent Events stream fed by the EventHub.
+// connection into a Server-Sent Events stream fed by the EventHub. With TLS
+// material (HttpOptions::tls) every connection is TLS: the handshake comes
+// first, under the same request timeout and connection cap; a plaintext
+// request is answered 400 in cleartext and closed.
 #ifndef LEASEHOLD_SERVER_HTTP_SERVER_H_
 #define LEASEHOLD_SERVER_HTTP_SERVER_H_
 
@@ -15,6 +18,7 @@
 
 #include "server/api.h"
 #include "server/event_hub.h"
+#include "server/tls_context.h"
 
 namespace leasehold::server {
 
@@ -28,9 +32,13 @@ struct HttpOptions {
   // after the previous answer; otherwise the connection is closed.
   std::chrono::milliseconds request_timeout{30'000};
   std::size_t max_connections = 1024;  // more are closed at once
+  // Null: plaintext HTTP. Else HTTPS only, with this material until
+  // SetTls replaces it.
+  std::shared_ptr<const ServerTls> tls;
 };
 
-class Connection;
+template <class Stream>
+class BasicConnection;
 
 class HttpServer {
  public:
@@ -47,8 +55,16 @@ class HttpServer {
 
   std::size_t open_connections() const;
 
+  // New handshakes use `tls` from now on; connections already open keep
+  // theirs. Only on a server started with TLS (and `tls` not null).
+  // Thread-safe.
+  void SetTls(std::shared_ptr<const ServerTls> tls);
+  // The TLS material new handshakes use; null on a plaintext server.
+  std::shared_ptr<const ServerTls> tls() const;
+
  private:
-  friend class Connection;
+  template <class Stream>
+  friend class BasicConnection;
   class Impl;
   std::shared_ptr<Impl> impl_;
 };

@@ -327,6 +327,14 @@ std::string Metrics::Render(const EngineStats& engine, std::size_t parked,
             "Times this node stopped leading.",
             static_cast<double>(c->stepped_down));
   }
+  if (const std::int64_t expiry = tls_expiry_.load(); expiry != 0) {
+    // As an integer: a double's six digits would round the time.
+    Metric(out, "leasehold_tls_certificate_expiry_timestamp_seconds", "gauge",
+           "When the certificate new TLS handshakes use expires (Unix "
+           "time, seconds).");
+    out << "leasehold_tls_certificate_expiry_timestamp_seconds " << expiry
+        << "\n";
+  }
   RenderAnswers(out);
   return out.str();
 }

@@ -46,6 +46,14 @@ class Metrics {
   // its size (0 when it failed). Thread-safe.
   void OnBackup(bool ok, double seconds, std::uint64_t bytes);
 
+  // The expiry of the certificate new TLS handshakes use (reported as
+  // leasehold_tls_certificate_expiry_timestamp_seconds). Thread-safe.
+  void SetTlsExpiry(std::chrono::system_clock::time_point expiry) {
+    tls_expiry_ = std::chrono::duration_cast<std::chrono::seconds>(
+                      expiry.time_since_epoch())
+                      .count();
+  }
+
   // What /metrics says of the store.
   struct StoreReport {
     GroupCommitStats commits;
@@ -87,6 +95,7 @@ class Metrics {
     std::atomic<std::uint64_t> nanoseconds{0};
   };
   std::unique_ptr<AnswerStats[]> answers_;
+  std::atomic<std::int64_t> tls_expiry_{0};  // Unix seconds; 0: no TLS
   void RenderAnswers(std::ostringstream& out) const;
 };
 

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <string>
 
+#include "http/spawned_server.h"
 #include "tests/testing/server_process.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/test_postgres.h"
@@ -147,6 +148,30 @@ TEST(ObservabilityTest, DashboardAndAlertsNameOnlyMetricsTheServerExposes) {
     http.Request("POST", "/v1/records/docs/1/checkout", R"({"owner":"a"})");
     http.Request("POST", "/v1/outbox/app/mail", R"({"key":"k","payload":1})");
     AddExposed(Metrics(server.port()), exposed);
+  }
+  // A server over TLS (certificates made for this run): the tls_ series,
+  // read with curl, which trusts the run's CA.
+  {
+    const std::string certs = dir.File("certs");
+    ASSERT_EQ(RunShell(std::string(LEASEHOLD_SOURCE_DIR) +
+                       "/scripts/test-certs " + certs + " >/dev/null")
+                  .code,
+              0);
+    http::SpawnOptions options;
+    options.binary = LeaseholdBinary();
+    options.data_dir = dir.File("tls");
+    options.store = "memory";
+    options.extra_args = {"--tls-cert", certs + "/server.pem", "--tls-key",
+                          certs + "/server.key"};
+    auto tls = http::SpawnedServer::Start(std::move(options));
+    ASSERT_TRUE(tls.has_value()) << tls.error();
+    const CommandRun metrics =
+        RunShell("curl -sS --cacert " + certs + "/ca.pem https://localhost:" +
+                 std::to_string((*tls)->port()) + "/metrics");
+    ASSERT_EQ(metrics.code, 0);
+    AddExposed(metrics.out, exposed);
+    EXPECT_TRUE(
+        exposed.contains("leasehold_tls_certificate_expiry_timestamp_seconds"));
   }
   // A cluster's node on PostgreSQL: the cluster_ series.
   TestDatabase db("ops_metrics");

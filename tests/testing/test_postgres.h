@@ -35,7 +35,12 @@ inline std::string TestClusterUrl() {
 // The same server's URL for database `name`.
 inline std::string DatabaseUrl(const std::string& cluster_url,
                                const std::string& name) {
-  return cluster_url.substr(0, cluster_url.rfind('/') + 1) + name;
+  // The query (sslmode=verify-full&sslrootcert=/path/…) stays as it is.
+  const std::size_t query = cluster_url.find('?');
+  const std::string base = cluster_url.substr(0, query);
+  const std::string rest =
+      query == std::string::npos ? "" : cluster_url.substr(query);
+  return base.substr(0, base.rfind('/') + 1) + name + rest;
 }
 
 // Runs `sql` on `url`; a test failure, naming it, when it fails.

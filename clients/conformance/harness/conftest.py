@@ -3,6 +3,8 @@
   --driver "CMD ARGS"   the driver to run (LEASEHOLD_CONFORMANCE_DRIVER)
   --mutants             run each scenario against its mutant instead and
                         expect it to fail (LEASEHOLD_CONFORMANCE_MUTANTS=1)
+  --tls                 every server over HTTPS, every URL https:// (tls.py;
+                        LEASEHOLD_CONFORMANCE_TLS=1)
 The server binary comes from LEASEHOLD_BINARY.
 """
 
@@ -12,6 +14,8 @@ import os
 
 import pytest
 
+from . import tls
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--driver", default=os.environ.get("LEASEHOLD_CONFORMANCE_DRIVER"))
@@ -20,6 +24,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="store_true",
         default=os.environ.get("LEASEHOLD_CONFORMANCE_MUTANTS") == "1",
     )
+    parser.addoption(
+        "--tls",
+        action="store_true",
+        default=os.environ.get("LEASEHOLD_CONFORMANCE_TLS") == "1",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("--tls"):
+        tls.enable()
 
 
 @pytest.fixture

@@ -20,6 +20,8 @@ import threading
 import time
 from collections.abc import Callable
 
+from . import tls
+
 
 class FaultProxy:
     TRICKLE_BYTES = 5
@@ -38,7 +40,7 @@ class FaultProxy:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"{tls.scheme()}://127.0.0.1:{self.port}"
 
     def freeze(self) -> None:
         self._frozen.set()

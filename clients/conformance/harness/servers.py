@@ -20,6 +20,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from . import tls
+
 
 class HarnessError(Exception):
     """The harness itself could not do what a scenario asked."""
@@ -33,11 +35,21 @@ def http(
     Returns (status, decoded JSON body or None); status 0 when no answer came.
     """
     data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=data, method=method)
+    request = urllib.request.Request(
+        f"{tls.scheme()}://127.0.0.1:{port}{path}", data=data, method=method
+    )
     if data is not None:
         request.add_header("Content-Type", "application/json")
+    certificates = tls.certificates()
+    opener = (
+        urllib.request.build_opener(
+            _KeepRedirects, urllib.request.HTTPSHandler(context=certificates.context())
+        )
+        if certificates
+        else _NO_REDIRECTS
+    )
     try:
-        with _NO_REDIRECTS.open(request, timeout=timeout) as answer:
+        with opener.open(request, timeout=timeout) as answer:
             return answer.status, _decode(answer.read())
     except urllib.error.HTTPError as error:
         return error.code, _decode(error.read())
@@ -91,7 +103,7 @@ class Server:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"{tls.scheme()}://127.0.0.1:{self.port}"
 
     def start(self, wait_healthy: bool = True) -> None:
         self.incarnation += 1
@@ -111,6 +123,8 @@ class Server:
         if self.config_path:
             args += ["--config", str(self.config_path)]
         args += self.extra_args
+        if certificates := tls.certificates():
+            args += certificates.server_args()
         log = open(self.dir / f"log-{self.incarnation}.txt", "wb")  # noqa: SIM115
         self.process = subprocess.Popen(
             args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
