@@ -1,0 +1,173 @@
+// The `leasehold` client commands over https://, run as a script would run
+// them, against the TLS test server of tests/client (tls_test_server.h),
+// which answers every request with an empty session list: --ca-file,
+// --cert and --key and their variables (LEASEHOLD_CA_FILE, LEASEHOLD_CERT,
+// LEASEHOLD_KEY) reach the connection, and a server the command cannot
+// trust is refused with exit 3 and a message that says why. (What a real
+// `leasehold serve` does with a client certificate is the server's tests'.)
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "tests/client/tls_test_server.h"
+#include "tests/testing/server_process.h"
+#include "tests/testing/temp_dir.h"
+
+namespace leasehold::testing {
+namespace {
+
+std::string Cert(const std::string& name) {
+  return TestCertificates::Get().File(name);
+}
+
+Reply NoSessions(const SeenRequest&) {
+  return Reply::Json(200, R"({"sessions":[]})");
+}
+
+std::string Https(const TlsTestServer& s,
+                  const std::string& host = "localhost") {
+  return "https://" + host + ":" + std::to_string(s.port());
+}
+
+class CliTlsTest : public ::testing::Test {
+ protected:
+  // `env` (assignments) and `leasehold ARGS`; stdout captured, stderr to a
+  // file (Stderr()).
+  CommandRun Leasehold(const std::string& env, const std::string& args) {
+    std::ofstream(dir_.File("stderr"), std::ios::trunc).close();
+    return RunShell(
+        "env -u LEASEHOLD_URL -u LEASEHOLD_CA_FILE -u "
+        "LEASEHOLD_CERT -u LEASEHOLD_KEY " +
+        env + " " + LeaseholdBinary() + " " + args + " 2>" +
+        dir_.File("stderr"));
+  }
+
+  std::string Stderr() {
+    std::ifstream in(dir_.File("stderr"));
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+
+  TempDir dir_;
+};
+
+TEST_F(CliTlsTest, CaFileFlagOrVariable) {
+  TlsTestServer server({}, NoSessions);
+  auto flag = Leasehold("", "sessions --json --url " + Https(server) +
+                                " --ca-file " + Cert("ca.pem"));
+  ASSERT_EQ(flag.code, 0) << Stderr();
+  EXPECT_EQ(flag.out, "{\"sessions\":[]}\n");
+  auto variable = Leasehold("LEASEHOLD_URL=" + Https(server, "127.0.0.1") +
+                                " LEASEHOLD_CA_FILE=" + Cert("ca.pem"),
+                            "sessions --json");
+  ASSERT_EQ(variable.code, 0) << Stderr();
+  // The flag wins over the variable.
+  auto both = Leasehold("LEASEHOLD_CA_FILE=" + Cert("other-ca.pem"),
+                        "sessions --json --url " + Https(server) +
+                            " --ca-file " + Cert("ca.pem"));
+  ASSERT_EQ(both.code, 0) << Stderr();
+  const auto seen = server.requests();
+  ASSERT_EQ(seen.size(), 3u);
+  EXPECT_EQ(seen[0].target, "/v1/sessions");
+  EXPECT_EQ(seen[0].server_name, "localhost");
+}
+
+TEST_F(CliTlsTest, ClientCertificateFlagsOrVariables) {
+  TlsTestServer server(TlsServerOptions::AskingForAClientCertificate(true),
+                       NoSessions);
+  auto flags = Leasehold("", "sessions --json --url " + Https(server) +
+                                 " --ca-file " + Cert("ca.pem") + " --cert " +
+                                 Cert("client-billing.pem") + " --key " +
+                                 Cert("client-billing.key"));
+  ASSERT_EQ(flags.code, 0) << Stderr();
+  auto variables =
+      Leasehold("LEASEHOLD_URL=" + Https(server) +
+                    " LEASEHOLD_CA_FILE=" + Cert("ca.pem") +
+                    " LEASEHOLD_CERT=" + Cert("client-billing.pem") +
+                    " LEASEHOLD_KEY=" + Cert("client-billing.key"),
+                "sessions --json");
+  ASSERT_EQ(variables.code, 0) << Stderr();
+  const auto seen = server.requests();
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0].client_subject, "worker.billing");
+  EXPECT_EQ(seen[1].client_subject, "worker.billing");
+
+  auto without = Leasehold(
+      "", "sessions --url " + Https(server) + " --ca-file " + Cert("ca.pem"));
+  EXPECT_EQ(without.code, 3);
+  EXPECT_NE(Stderr().find("certificate required"), std::string::npos)
+      << Stderr();
+}
+
+struct Refused {
+  std::string certificate;  // the server's
+  std::string ca;           // --ca-file
+  std::string host;
+  std::string why;
+};
+
+class CliTlsRefusal : public CliTlsTest,
+                      public ::testing::WithParamInterface<Refused> {};
+
+TEST_P(CliTlsRefusal, ExitsThreeSayingWhy) {
+  const Refused& p = GetParam();
+  TlsTestServer server(TlsServerOptions::Presenting(p.certificate), NoSessions);
+  auto run = Leasehold("", "sessions --url " + Https(server, p.host) +
+                               " --ca-file " + Cert(p.ca));
+  EXPECT_EQ(run.code, 3);
+  EXPECT_EQ(run.out, "");
+  const std::string expected = "leasehold: unreachable: handshaking with " +
+                               p.host + ":" + std::to_string(server.port()) +
+                               ": certificate verify failed: " + p.why;
+  EXPECT_NE(Stderr().find(expected), std::string::npos) << Stderr();
+  EXPECT_TRUE(server.requests().empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EachReason, CliTlsRefusal,
+    ::testing::Values(Refused{"server", "other-ca.pem", "localhost",
+                              "unable to get local issuer certificate"},
+                      Refused{"server-other-ca", "ca.pem", "localhost",
+                              "unable to get local issuer certificate"},
+                      Refused{"server-expired", "ca.pem", "localhost",
+                              "certificate has expired"},
+                      Refused{"server-wrong-host", "ca.pem", "localhost",
+                              "hostname mismatch"},
+                      Refused{"server-wrong-host", "ca.pem", "127.0.0.1",
+                              "IP address mismatch"}));
+
+TEST_F(CliTlsTest, AFileThatCannotBeUsedIsNamed) {
+  auto missing = Leasehold("LEASEHOLD_CA_FILE=/nonexistent/ca.pem",
+                           "sessions --url https://localhost:7443 --json");
+  EXPECT_EQ(missing.code, 3);
+  EXPECT_NE(Stderr().find(R"("code":"bad_url")"), std::string::npos)
+      << Stderr();
+  EXPECT_NE(Stderr().find("/nonexistent/ca.pem"), std::string::npos)
+      << Stderr();
+  auto mismatch =
+      Leasehold("", "sessions --url https://localhost:7443 --cert " +
+                        Cert("client-billing.pem") + " --key " +
+                        Cert("client-unknown.key"));
+  EXPECT_EQ(mismatch.code, 3);
+  EXPECT_NE(Stderr().find("does not match the certificate"), std::string::npos)
+      << Stderr();
+}
+
+TEST_F(CliTlsTest, NoRedirectDownToCleartext) {
+  TlsTestServer plain(TlsServerOptions::Plaintext(), NoSessions);
+  TlsTestServer tls({}, [&](const SeenRequest& r) {
+    return Reply::Redirect("http://127.0.0.1:" + std::to_string(plain.port()) +
+                           r.target);
+  });
+  auto run = Leasehold(
+      "", "sessions --url " + Https(tls) + " --ca-file " + Cert("ca.pem"));
+  EXPECT_EQ(run.code, 3);
+  EXPECT_NE(Stderr().find("from https:// down to cleartext http://"),
+            std::string::npos)
+      << Stderr();
+  EXPECT_TRUE(plain.requests().empty());
+}
+
+}  // namespace
+}  // namespace leasehold::testing
