@@ -42,9 +42,15 @@ using Milliseconds = std::chrono::milliseconds;
 
 // A failed call. `code` is the API's error code (docs/api.md conventions, e.g.
 // "session_not_found", "unauthorized") or one of the client's own:
-//   "bad_url"      - ClientOptions::url cannot be used
+//   "bad_url"      - ClientOptions::url cannot be used, or its TLS files
+//                    (ca_file, cert_file, key_file: the message names the
+//                    file and why)
 //   "unreachable"  - could not connect (to any node), or the connection
-//                    broke mid-call
+//                    broke mid-call; a failed TLS handshake too (the
+//                    message names why: "certificate verify failed:
+//                    certificate has expired", "…: hostname mismatch",
+//                    "…: unable to get local issuer certificate", a server
+//                    that refused this client's certificate)
 //   "timeout"      - no answer within ClientOptions::io_timeout
 //   "bad_response" - the server's answer is not what docs/api.md promises
 //   "lost"         - (guards) the lease or session was lost earlier
@@ -63,17 +69,38 @@ template <typename T>
 using Result = std::expected<T, Error>;
 
 struct ClientOptions {
-  // The server: "http://HOST:PORT" (http:// only), or the nodes of a
-  // cluster separated by commas, in any order ("http://a:7070,http://b:7070";
-  // blanks around the commas are ignored, a node named twice counts once).
-  // The first is asked first until a node answers or names the leader. A
-  // redirect to a node not listed is followed too (up to 32 nodes in all);
-  // the token is sent to every node, so list only nodes you trust with it.
+  // The server: "http://HOST:PORT" or "https://HOST[:PORT]" (TLS; port 443
+  // by default), or the nodes of a cluster separated by commas, in any
+  // order, the two schemes mixed as they come
+  // ("https://a:7443,https://b:7443"; blanks around the commas are ignored,
+  // a node named twice counts once). The first is asked first until a node
+  // answers or names the leader. A redirect to a node not listed is
+  // followed too (up to 32 nodes in all), to https:// always and to
+  // http:// only from an http:// node; the token is sent to every node, so
+  // list only nodes you trust with it.
   std::string url = "http://127.0.0.1:7070";
   std::string token;  // bearer token, if configured
   // Longest wait for any one answer, failovers included. Lock waits add
   // their own timeout_ms.
   Milliseconds io_timeout{30'000};
+
+  // TLS, for https:// nodes. The server's certificate is always verified:
+  // signed by a trusted CA, valid now, and issued for the URL's host (a
+  // DNS name, also sent as SNI, or an IP address); TLS 1.2 at least. PEM
+  // files, read once by Create (a file that cannot be used is "bad_url",
+  // naming it; a CA or certificate replaced later takes a new Client). The
+  // environment (LEASEHOLD_CA_FILE, LEASEHOLD_CERT, LEASEHOLD_KEY, which
+  // the command line reads) is not read here: pass its values if wanted.
+  //
+  // The CA certificates that sign the servers' certificates; empty: the
+  // system's trusted CAs (/etc/ssl/certs).
+  std::string ca_file{};
+  // This client's certificate chain (leaf first), presented when a server
+  // asks for one (mutual TLS: a server may map it to a principal, instead
+  // of a token); empty: none.
+  std::string cert_file{};
+  // Its private key, unencrypted; empty: in cert_file. Must match it.
+  std::string key_file{};
 };
 
 // --- typed answers ---------------------------------------------------------
@@ -324,8 +351,9 @@ class Client {
   // `extra_wait` is negative.
   //
   // Sending again, here and in every typed call: a request that reached no
-  // server (no connection could be made) or was redirected (307: same
-  // method and body, to an http:// URL only) is sent where it should go.
+  // server (no connection could be made, or the TLS handshake failed) or
+  // was redirected (307: same method and body, to https://, or to http://
+  // from http://) is sent where it should go.
   // Of the requests that may have reached a server, GET and HEAD (and the
   // typed calls said to be idempotent: keepalive, cancel, a checkout with
   // its own token) are sent again after a broken connection, to the same

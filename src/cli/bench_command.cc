@@ -7,6 +7,7 @@
 
 #include "client/url.h"
 #include "http/spawned_server.h"
+#include "http/tls_client.h"
 #include "leasehold/status.h"
 #include "loadgen/bench.h"
 #include "loadgen/bench_flags.h"
@@ -20,10 +21,14 @@ struct BenchFlags {
   std::string target;  // only to say where peer targets went
   int threads = 1;
   bool spawn = false;
+  bool new_connection_per_request = false;
+  http::TlsFiles tls;  // for an https:// --url
 };
 
-// The client's own URL parser (http://HOST[:PORT][/]) into an address.
-Status ParseUrl(const std::string& url, http::Address& out) {
+// The client's own URL parser (http://HOST[:PORT][/], https://…) into an
+// address; for https://, with the TLS files loaded.
+Status ParseUrl(const std::string& url, const http::TlsFiles& files,
+                http::Address& out) {
   auto endpoint = client::detail::ParseUrl(url);
   if (!endpoint) {
     return Status(StatusCode::kBadRequest,
@@ -32,8 +37,16 @@ Status ParseUrl(const std::string& url, http::Address& out) {
   std::uint16_t port = 0;
   const std::string& p = endpoint->port;
   std::from_chars(p.data(), p.data() + p.size(), port);  // checked: 1..65535
-  out.host = endpoint->host == "localhost" ? "127.0.0.1" : endpoint->host;
+  // Plaintext connects to 127.0.0.1 without a lookup; TLS keeps the name
+  // the certificate is checked against.
+  out.host = endpoint->host == "localhost" && !endpoint->tls ? "127.0.0.1"
+                                                             : endpoint->host;
   out.port = port;
+  if (endpoint->tls) {
+    auto tls = http::TlsClientContext::Create(files);
+    if (!tls) return Status(StatusCode::kBadRequest, tls.error());
+    out.tls = std::move(*tls);
+  }
   return Status::Ok();
 }
 
@@ -51,8 +64,9 @@ int RunBenchCommand(const BenchFlags& flags) {
     return 2;
   }
   options->io_threads = flags.threads;
+  options->new_connection_per_request = flags.new_connection_per_request;
   if (!flags.spawn) {
-    if (Status st = ParseUrl(flags.url, options->server); !st.ok()) {
+    if (Status st = ParseUrl(flags.url, flags.tls, options->server); !st.ok()) {
       std::cerr << "leasehold bench: " << st.message() << "\n";
       return 2;
     }
@@ -92,8 +106,25 @@ void AddBenchCommand(CLI::App& app, int& exit_code) {
       "Load a leasehold server over HTTP (closed loop, keep-alive) and "
       "report pairs/s, requests/s and latency percentiles; exit 1 on any "
       "unexpected answer (other systems: `leasehold-peers bench --target`)");
-  bench->add_option("--url", flags->url, "server to load")
+  bench
+      ->add_option("--url", flags->url,
+                   "server to load: http://HOST:PORT or https://HOST[:PORT] "
+                   "(TLS)")
       ->capture_default_str();
+  bench->add_option("--ca-file", flags->tls.ca_file,
+                    "for https://: PEM file of the CA certificates that sign "
+                    "the server's certificate (default: the system's)");
+  bench->add_option("--cert", flags->tls.cert_file,
+                    "for https://: PEM file of the certificate to present "
+                    "(mutual TLS)");
+  bench->add_option("--key", flags->tls.key_file,
+                    "PEM file of the private key of --cert (default: in the "
+                    "--cert file)");
+  bench->add_flag("--new-connection-per-request",
+                  flags->new_connection_per_request,
+                  "close each connection after its request and open (and, "
+                  "for https://, shake hands) anew for the next: measures "
+                  "connections (handshakes) per second");
   bench->add_flag("--spawn", flags->spawn,
                   "start a private `leasehold serve` on a free port in a "
                   "temporary directory, load it, report its RSS, stop it "

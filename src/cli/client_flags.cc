@@ -22,17 +22,33 @@ void AddClientFlags(CLI::App* command, ClientFlags& flags) {
   from_env("LEASEHOLD_URL", flags.url);
   from_env("LEASEHOLD_TOKEN", flags.token);
   from_env("LEASEHOLD_NS", flags.ns);
+  from_env("LEASEHOLD_CA_FILE", flags.ca_file);
+  from_env("LEASEHOLD_CERT", flags.cert_file);
+  from_env("LEASEHOLD_KEY", flags.key_file);
   command
       ->add_option("--url", flags.url,
-                   "server address; for a cluster, its nodes separated by "
-                   "commas (http://a:7070,http://b:7070): calls go to the "
-                   "leader and ride through a failover (env LEASEHOLD_URL)")
+                   "server address, http://HOST:PORT or https://HOST[:PORT] "
+                   "(TLS, port 443 by default); for a cluster, its nodes "
+                   "separated by commas (https://a:7443,https://b:7443): "
+                   "calls go to the leader and ride through a failover (env "
+                   "LEASEHOLD_URL)")
       ->capture_default_str();
   command->add_option("--auth-token", flags.token,
                       "bearer token, when the server requires one (env "
                       "LEASEHOLD_TOKEN)");
   command->add_option("--ns", flags.ns, "namespace (env LEASEHOLD_NS)")
       ->capture_default_str();
+  command->add_option("--ca-file", flags.ca_file,
+                      "PEM file of the CA certificates that sign the "
+                      "server's certificate, for https:// (default: the "
+                      "system's trusted CAs; env LEASEHOLD_CA_FILE)");
+  command->add_option("--cert", flags.cert_file,
+                      "PEM file of this client's certificate, presented to "
+                      "a server that asks for one (mutual TLS; env "
+                      "LEASEHOLD_CERT)");
+  command->add_option("--key", flags.key_file,
+                      "PEM file of the private key of --cert (default: in "
+                      "the --cert file; env LEASEHOLD_KEY)");
   command->add_flag("--json", flags.json,
                     "print the server's JSON answer instead of a table");
 }
@@ -41,6 +57,9 @@ std::optional<client::Client> Connect(const ClientFlags& flags) {
   client::ClientOptions options;
   options.url = flags.url;
   options.token = flags.token;
+  options.ca_file = flags.ca_file;
+  options.cert_file = flags.cert_file;
+  options.key_file = flags.key_file;
   auto c = client::Client::Create(options);
   if (!c) {
     ReportError(c.error(), flags);

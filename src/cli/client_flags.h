@@ -39,11 +39,16 @@ struct ClientFlags {
   std::string url = "http://127.0.0.1:7070";
   std::string token;
   std::string ns = "default";
+  // TLS files (ClientOptions::ca_file, cert_file, key_file).
+  std::string ca_file{};
+  std::string cert_file{};
+  std::string key_file{};
   bool json = false;
 };
 
 // Adds --url (env LEASEHOLD_URL), --auth-token (env LEASEHOLD_TOKEN), --ns (env
-// LEASEHOLD_NS) and --json to `command`.
+// LEASEHOLD_NS), --ca-file (env LEASEHOLD_CA_FILE), --cert (env
+// LEASEHOLD_CERT), --key (env LEASEHOLD_KEY) and --json to `command`.
 void AddClientFlags(CLI::App* command, ClientFlags& flags);
 
 // A client for the flags; on failure prints the error and returns nullopt.

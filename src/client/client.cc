@@ -1,4 +1,5 @@
 // Client: creation, the generic Call, health, sessions and transactions.
+#include <algorithm>
 #include <boost/json/value.hpp>
 
 #include "client/api_codec.h"
@@ -18,7 +19,19 @@ Result<Client> Client::Create(ClientOptions options) {
     return std::unexpected(
         Error{"bad_request", "ClientOptions::io_timeout must be positive", 0});
   }
-  return Client(std::make_shared<Impl>(std::move(options), std::move(*nodes)));
+  // Loaded now, so that a bad file is said at once, when TLS is to be
+  // used (a plaintext client needs no OpenSSL context).
+  std::shared_ptr<const http::TlsClientContext> tls;
+  if (std::ranges::any_of(*nodes, &detail::Endpoint::tls) ||
+      !options.ca_file.empty() || !options.cert_file.empty() ||
+      !options.key_file.empty()) {
+    auto made = http::TlsClientContext::Create(
+        {options.ca_file, options.cert_file, options.key_file});
+    if (!made) return std::unexpected(Error{"bad_url", made.error(), 0});
+    tls = std::move(*made);
+  }
+  return Client(std::make_shared<Impl>(std::move(options), std::move(*nodes),
+                                       std::move(tls)));
 }
 
 const ClientOptions& Client::options() const { return impl_->options(); }

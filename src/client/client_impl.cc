@@ -28,17 +28,6 @@ constexpr Milliseconds kLongestPause{400};
 // refusal) must not use up a whole call's time.
 constexpr Milliseconds kConnectWithin{2000};
 
-http::Address AddressOf(const detail::Endpoint& endpoint,
-                        const ClientOptions& options) {
-  // ParseUrl checked the port (1 to 65535).
-  return http::Address{
-      .host = endpoint.host,
-      .port = static_cast<std::uint16_t>(std::stoul(endpoint.port)),
-      .token = options.token,
-      .host_header = endpoint.host_header,
-      .user_agent = "leasehold-client"};
-}
-
 bool Passed(const http::Deadline& deadline) {
   return deadline && Clock::now() >= *deadline;
 }
@@ -64,7 +53,8 @@ struct Client::Impl::Node {
   Node(http::Address a, std::string u)
       : address(std::move(a)), url(std::move(u)) {}
   const http::Address address;
-  const std::string url;  // "http://" and the Host header, for messages
+  const std::string url;  // Endpoint::Origin: "https://host:port"
+  bool tls() const { return address.tls != nullptr; }
   // No connection could be made, or no answer came, the last time: asked
   // after the others until it answers again.
   std::atomic<bool> silent{false};
@@ -91,11 +81,11 @@ struct Client::Impl::Round {
   std::optional<Result<Answer>> last;
 };
 
-Client::Impl::Impl(ClientOptions options, std::vector<detail::Endpoint> nodes)
-    : options_(std::move(options)) {
+Client::Impl::Impl(ClientOptions options, std::vector<detail::Endpoint> nodes,
+                   std::shared_ptr<const http::TlsClientContext> tls)
+    : options_(std::move(options)), tls_(std::move(tls)) {
   for (const detail::Endpoint& e : nodes) {
-    nodes_.push_back(std::make_unique<Node>(AddressOf(e, options_),
-                                            "http://" + e.host_header));
+    nodes_.push_back(std::make_unique<Node>(AddressOf(e), e.Origin()));
   }
   // The first URL given is asked first until a node says who leads.
   leader_ = nodes_.front().get();
@@ -121,14 +111,36 @@ std::size_t Client::Impl::NodeCount() {
   return nodes_.size();
 }
 
-Client::Impl::Node* Client::Impl::Learn(const detail::Endpoint& endpoint) {
+http::Address Client::Impl::AddressOf(const detail::Endpoint& endpoint) const {
+  // ParseUrl checked the port (1 to 65535).
+  return http::Address{
+      .host = endpoint.host,
+      .port = static_cast<std::uint16_t>(std::stoul(endpoint.port)),
+      .token = options_.token,
+      .host_header = endpoint.host_header,
+      .user_agent = "leasehold-client",
+      .tls = endpoint.tls ? tls_ : nullptr};
+}
+
+Result<Client::Impl::Node*> Client::Impl::Learn(
+    const detail::Endpoint& endpoint) {
+  const std::string url = endpoint.Origin();
   std::lock_guard lock(nodes_mu_);
   for (const auto& n : nodes_) {
-    if (n->address.host_header == endpoint.host_header) return n.get();
+    if (n->url == url) return n.get();
   }
-  if (nodes_.size() >= kMaxNodes) return nullptr;
-  nodes_.push_back(std::make_unique<Node>(AddressOf(endpoint, options_),
-                                          "http://" + endpoint.host_header));
+  if (nodes_.size() >= kMaxNodes) {
+    return std::unexpected(
+        Error{"bad_url",
+              "it knows " + std::to_string(kMaxNodes) + " nodes already", 0});
+  }
+  if (endpoint.tls && !tls_) {  // the first https:// node, from http://
+    auto tls = http::TlsClientContext::Create(
+        {options_.ca_file, options_.cert_file, options_.key_file});
+    if (!tls) return std::unexpected(Error{"bad_url", tls.error(), 0});
+    tls_ = std::move(*tls);
+  }
+  nodes_.push_back(std::make_unique<Node>(AddressOf(endpoint), url));
   return nodes_.back().get();
 }
 
@@ -173,8 +185,8 @@ std::unique_ptr<Connection> Client::Impl::Connected(Node& node,
     const auto soon = Clock::now() + kConnectWithin;
     within = deadline ? std::min(*deadline, soon) : soon;
   }
-  failed.error = c->Connect(within);  // at once when connected already
-  failed.failed_in = http::Stage::kConnecting;
+  // At once when connected already.
+  failed.error = c->Connect(within, &failed.failed_in);
   return c;
 }
 
@@ -241,23 +253,21 @@ Client::Impl::Round Client::Impl::OneRound(const HttpRequest& request,
     if (a.answer->status == 307) {
       round.someone_answered = true;
       const std::string& location = a.answer->location;
-      auto origin = detail::ParseLocation(location);
-      Node* next = origin ? Learn(*origin) : nullptr;
-      if (next == nullptr) {
+      auto origin = detail::ParseLocation(location, node->tls());
+      Result<Node*> next =
+          origin ? Learn(*origin) : std::unexpected(std::move(origin.error()));
+      if (!next) {
         round.done = std::unexpected(
             Error{"bad_response",
                   node->url + " redirected " + request.method + " " +
                       request.target + " to \"" + location +
                       "\", which this client does not follow (" +
-                      (origin ? "it knows " + std::to_string(kMaxNodes) +
-                                    " nodes already"
-                              : origin.error().message) +
-                      ")",
+                      next.error().message + ")",
                   307});
         return round;
       }
-      leader_ = next;
-      queue.insert(queue.begin(), next);
+      leader_ = *next;
+      queue.insert(queue.begin(), *next);
       continue;
     }
     if (retry != Retry::kNever && IsUnavailableAnswer(*a.answer)) {

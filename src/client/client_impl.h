@@ -12,6 +12,7 @@
 
 #include "client/url.h"
 #include "http/connection.h"
+#include "http/tls_client.h"
 #include "leasehold/client.h"
 
 namespace leasehold::client {
@@ -83,8 +84,11 @@ struct HttpRequest {
 
 class Client::Impl {
  public:
-  // `nodes`: ParseUrls(options.url), at least one.
-  Impl(ClientOptions options, std::vector<detail::Endpoint> nodes);
+  // `nodes`: ParseUrls(options.url), at least one. `tls`: the options'
+  // TLS files loaded, when a node is https:// or a file was given; else
+  // null (made when a redirect first names an https:// node).
+  Impl(ClientOptions options, std::vector<detail::Endpoint> nodes,
+       std::shared_ptr<const http::TlsClientContext> tls);
   ~Impl();
 
   // One request, to the node believed to lead, then, while no node serves
@@ -158,9 +162,12 @@ class Client::Impl {
   // Every known node: the believed leader first, silent ones last.
   std::vector<Node*> Candidates();
   std::size_t NodeCount();
-  // The known node at `endpoint`, added if new; nullptr once kMaxNodes
-  // are known.
-  Node* Learn(const detail::Endpoint& endpoint);
+  // The known node at `endpoint`, added if new; an Error (why it is not
+  // followed) once kMaxNodes are known, or for an https:// node when TLS
+  // cannot be set up.
+  Result<Node*> Learn(const detail::Endpoint& endpoint);
+  // The address of a node; nodes_mu_ held.
+  http::Address AddressOf(const detail::Endpoint& endpoint) const;
   // `node` does not serve now: it is not asked first any more.
   void PassOver(Node& node);
   // Nor could it be reached, or it did not answer: it is asked after the
@@ -175,7 +182,9 @@ class Client::Impl {
   const ClientOptions options_;
   std::mutex nodes_mu_;
   std::vector<std::unique_ptr<Node>> nodes_;  // guarded; only grows
-  std::atomic<Node*> leader_;                 // nullptr: none believed
+  // Shared by every https:// node; guarded (set once, when first needed).
+  std::shared_ptr<const http::TlsClientContext> tls_;
+  std::atomic<Node*> leader_;  // nullptr: none believed
 };
 
 }  // namespace leasehold::client

@@ -18,6 +18,24 @@ TEST(ParseUrl, HostAndPort) {
   EXPECT_EQ(e->host, "127.0.0.1");
   EXPECT_EQ(e->port, "7070");
   EXPECT_EQ(e->host_header, "127.0.0.1:7070");
+  EXPECT_FALSE(e->tls);
+  EXPECT_EQ(e->Origin(), "http://127.0.0.1:7070");
+}
+
+TEST(ParseUrl, HttpsWithItsDefaultPort) {
+  auto a = ParseUrl("https://leasehold.example");
+  ASSERT_TRUE(a) << a.error().message;
+  EXPECT_TRUE(a->tls);
+  EXPECT_EQ(a->host, "leasehold.example");
+  EXPECT_EQ(a->port, "443");
+  EXPECT_EQ(a->host_header, "leasehold.example");
+  EXPECT_EQ(a->Origin(), "https://leasehold.example");
+  auto b = ParseUrl("https://[::1]:7443/");
+  ASSERT_TRUE(b) << b.error().message;
+  EXPECT_TRUE(b->tls);
+  EXPECT_EQ(b->host, "::1");
+  EXPECT_EQ(b->port, "7443");
+  EXPECT_EQ(b->Origin(), "https://[::1]:7443");
 }
 
 TEST(ParseUrl, TrailingSlashDefaultPortAndIpv6) {
@@ -33,9 +51,10 @@ TEST(ParseUrl, TrailingSlashDefaultPortAndIpv6) {
 
 TEST(ParseUrl, RefusesWhatItCannotUse) {
   for (const char* url :
-       {"", "https://127.0.0.1:7070", "127.0.0.1:7070", "http://",
-        "http://:7070", "http://h:0", "http://h:65536", "http://h:70x",
-        "http://h:7070/v1", "http://u@h:7070", "http://[::1"}) {
+       {"", "ftp://127.0.0.1:7070", "127.0.0.1:7070", "http://", "https://",
+        "HTTPS://h:7443", "http://:7070", "http://h:0", "http://h:65536",
+        "https://h:65536", "http://h:70x", "http://h:7070/v1", "https://h/v1",
+        "http://u@h:7070", "https://u@h", "http://[::1"}) {
     auto e = ParseUrl(url);
     ASSERT_FALSE(e) << url;
     EXPECT_EQ(e.error().code, "bad_url") << url;
@@ -53,6 +72,12 @@ TEST(ParseUrls, SeveralNodesSeparatedByCommas) {
   EXPECT_EQ((*nodes)[0].host_header, "10.0.0.1:7070");
   EXPECT_EQ((*nodes)[1].host, "10.0.0.2");
   EXPECT_EQ((*nodes)[1].port, "7071");
+  auto mixed = ParseUrls("https://a:7443,http://b:7070,http://a:7443");
+  ASSERT_TRUE(mixed) << mixed.error().message;
+  ASSERT_EQ(mixed->size(), 3u) << "http:// and https:// are two nodes";
+  EXPECT_TRUE((*mixed)[0].tls);
+  EXPECT_FALSE((*mixed)[1].tls);
+  EXPECT_FALSE((*mixed)[2].tls);
   for (const char* list : {"", ",", "http://a:1,", ",http://a:1",
                            "http://a:1,,http://b:2", "http://a:1,b:2"}) {
     auto r = ParseUrls(list);
@@ -61,19 +86,37 @@ TEST(ParseUrls, SeveralNodesSeparatedByCommas) {
   }
 }
 
-TEST(ParseLocation, TheOriginOfAnHttpRedirect) {
-  auto l = ParseLocation("http://10.0.0.2:7071/v1/applocks/app/acquire?x=1");
+TEST(ParseLocation, TheOriginOfARedirect) {
+  auto l = ParseLocation("http://10.0.0.2:7071/v1/applocks/app/acquire?x=1",
+                         /*from_tls=*/false);
   ASSERT_TRUE(l) << l.error().message;
   EXPECT_EQ(l->host, "10.0.0.2");
   EXPECT_EQ(l->port, "7071");
-  auto bare = ParseLocation("http://[::1]:9000?x");
+  EXPECT_FALSE(l->tls);
+  auto bare = ParseLocation("http://[::1]:9000?x", false);
   ASSERT_TRUE(bare) << bare.error().message;
   EXPECT_EQ(bare->host, "::1");
   for (const char* location :
-       {"", "/v1/sessions", "https://10.0.0.2:7071/v1/sessions",
-        "http://u@h:1/v1", "http:///v1"}) {
-    EXPECT_FALSE(ParseLocation(location)) << location;
+       {"", "/v1/sessions", "ftp://10.0.0.2:7071/v1/sessions",
+        "http://u@h:1/v1", "http:///v1", "https:///v1"}) {
+    EXPECT_FALSE(ParseLocation(location, false)) << location;
+    EXPECT_FALSE(ParseLocation(location, true)) << location;
   }
+}
+
+TEST(ParseLocation, HttpsAlwaysHttpOnlyFromHttp) {
+  for (const bool from_tls : {false, true}) {
+    auto up = ParseLocation("https://b.example/v1/sessions", from_tls);
+    ASSERT_TRUE(up) << up.error().message;
+    EXPECT_TRUE(up->tls);
+    EXPECT_EQ(up->port, "443");
+  }
+  auto down = ParseLocation("http://b.example:7070/v1/sessions", true);
+  ASSERT_FALSE(down);
+  EXPECT_EQ(down.error().code, "bad_url");
+  EXPECT_NE(down.error().message.find("from https:// down to cleartext"),
+            std::string::npos)
+      << down.error().message;
 }
 
 TEST(Targets, SegmentsAndQueriesAreEncoded) {

@@ -10,22 +10,32 @@ std::unexpected<Error> BadUrl(std::string_view url, std::string_view why) {
   return std::unexpected(
       Error{"bad_url",
             "client URL \"" + std::string(url) + "\" " + std::string(why) +
-                "; expected http://HOST:PORT, e.g. http://127.0.0.1:7070",
+                "; expected http://HOST:PORT or https://HOST[:PORT], e.g. "
+                "http://127.0.0.1:7070",
             0});
 }
 
+constexpr std::string_view kHttp = "http://";
+constexpr std::string_view kHttps = "https://";
+
 }  // namespace
 
+std::string Endpoint::Origin() const {
+  return std::string(tls ? kHttps : kHttp) + host_header;
+}
+
 Result<Endpoint> ParseUrl(std::string_view url) {
-  constexpr std::string_view kScheme = "http://";
-  if (!url.starts_with(kScheme)) return BadUrl(url, "does not start http://");
-  std::string_view rest = url.substr(kScheme.size());
+  Endpoint e;
+  e.tls = url.starts_with(kHttps);
+  if (!e.tls && !url.starts_with(kHttp)) {
+    return BadUrl(url, "does not start http:// or https://");
+  }
+  std::string_view rest = url.substr((e.tls ? kHttps : kHttp).size());
   if (rest.ends_with('/')) rest.remove_suffix(1);
   if (rest.find_first_of("/?#@") != std::string_view::npos) {
     return BadUrl(url, "has a path, query or user info");
   }
-  Endpoint e;
-  std::string_view port = "80";
+  std::string_view port = e.tls ? "443" : "80";
   if (rest.starts_with('[')) {  // [IPv6]:port
     const std::size_t close = rest.find(']');
     if (close == std::string_view::npos) return BadUrl(url, "lacks a ']'");
@@ -66,7 +76,7 @@ Result<std::vector<Endpoint>> ParseUrls(std::string_view list) {
     }
     auto node = ParseUrl(item);
     if (!node) return std::unexpected(node.error());
-    if (std::ranges::find(nodes, node->host_header, &Endpoint::host_header) ==
+    if (std::ranges::find(nodes, node->Origin(), &Endpoint::Origin) ==
         nodes.end()) {
       nodes.push_back(std::move(*node));
     }
@@ -75,12 +85,20 @@ Result<std::vector<Endpoint>> ParseUrls(std::string_view list) {
   }
 }
 
-Result<Endpoint> ParseLocation(std::string_view location) {
-  constexpr std::string_view kScheme = "http://";
-  if (!location.starts_with(kScheme)) {
-    return BadUrl(location, "is not an http:// redirect");
+Result<Endpoint> ParseLocation(std::string_view location, bool from_tls) {
+  const bool tls = location.starts_with(kHttps);
+  if (!tls && !location.starts_with(kHttp)) {
+    return BadUrl(location, "is not an http:// or https:// redirect");
   }
-  const std::size_t end = location.find_first_of("/?#", kScheme.size());
+  if (from_tls && !tls) {
+    return std::unexpected(
+        Error{"bad_url",
+              "a redirect from https:// down to cleartext http:// is never "
+              "followed: it would send the request and its token unencrypted",
+              0});
+  }
+  const std::size_t end =
+      location.find_first_of("/?#", (tls ? kHttps : kHttp).size());
   return ParseUrl(location.substr(0, end));
 }
 

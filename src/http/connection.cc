@@ -1,12 +1,18 @@
-// The only translation unit of a client of the server that includes Beast.
+// The only translation unit of a client of the server that includes Beast
+// (and, with tls_client.cc, OpenSSL).
 #include "http/connection.h"
 
+#include <openssl/bio.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <openssl/x509_vfy.h>
 #include <sys/socket.h>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
@@ -20,7 +26,10 @@
 #include <cassert>
 #include <cerrno>
 #include <cstring>
+#include <tuple>
 #include <utility>
+
+#include "http/tls_client.h"
 
 namespace leasehold::http {
 
@@ -37,6 +46,9 @@ constexpr std::uint64_t kBodyLimit = 64 << 20;
 
 using StringParser = bhttp::response_parser<bhttp::string_body>;
 using StreamParser = bhttp::response_parser<bhttp::buffer_body>;
+// TLS over the connection's own socket, which outlives it: a TLS session
+// is not reused after a close, the socket is.
+using TlsStream = asio::ssl::stream<tcp::socket&>;
 
 }  // namespace
 
@@ -48,6 +60,8 @@ std::string_view StageName(Stage stage) {
       return "resolving";
     case Stage::kConnecting:
       return "connecting to";
+    case Stage::kHandshaking:
+      return "handshaking with";
     case Stage::kSending:
       return "sending to";
     case Stage::kReading:
@@ -103,6 +117,18 @@ class Connection::Impl {
       return ec;
     }
     Connected();
+    if (address_.tls) {
+      ec = StartTls();
+      if (!ec) {
+        ec = Run(deadline, [&](auto handler) {
+          tls_->async_handshake(TlsStream::client, handler);
+        });
+      }
+      if (ec) {
+        failed_in = Stage::kHandshaking;
+        return HandshakeFailed(ec);
+      }
+    }
     return {};
   }
 
@@ -120,10 +146,14 @@ class Connection::Impl {
     error_code ec;
     if (deadline) {
       ec = Run(deadline, [&](auto handler) {
-        asio::async_write(socket_, asio::buffer(request_), handler);
+        OnStream([&](auto& stream) {
+          asio::async_write(stream, asio::buffer(request_), handler);
+        });
       });
     } else {
-      asio::write(socket_, asio::buffer(request_), ec);  // no loop to run
+      OnStream([&](auto& stream) {  // no loop to run
+        asio::write(stream, asio::buffer(request_), ec);
+      });
     }
     if (ec) {
       failed_while_writing_ = true;
@@ -140,14 +170,18 @@ class Connection::Impl {
     error_code ec;
     if (deadline) {
       ec = Run(deadline, [&](auto handler) {
-        bhttp::async_read(socket_, buffer_, parser, handler);
+        OnStream([&](auto& stream) {
+          bhttp::async_read(stream, buffer_, parser, handler);
+        });
       });
     } else {
-      bhttp::read(socket_, buffer_, parser, ec);  // no loop to run
+      OnStream([&](auto& stream) {  // no loop to run
+        bhttp::read(stream, buffer_, parser, ec);
+      });
     }
     if (ec) {
       answer_started_ = parser.got_some() || buffer_.size() > buffered;
-      return Fail(answer, ec, Stage::kReading);
+      return Fail(answer, Explained(ec), Stage::kReading);
     }
     return Finish(answer, parser, head);
   }
@@ -159,9 +193,14 @@ class Connection::Impl {
     stream_parser_.emplace();
     stream_parser_->body_limit(boost::none);  // a stream has no length
     const error_code ec = Run(deadline, [&](auto handler) {
-      bhttp::async_read_header(socket_, buffer_, *stream_parser_, handler);
+      OnStream([&](auto& stream) {
+        bhttp::async_read_header(stream, buffer_, *stream_parser_, handler);
+      });
     });
-    if (ec) return Fail(answer, ec, Stage::kReading);
+    if (ec) {
+      answer_started_ = stream_parser_->got_some();
+      return Fail(answer, Explained(ec), Stage::kReading);
+    }
     answer.status = stream_parser_->get().result_int();
     answer.location = LocationOf(stream_parser_->get());
     return answer;
@@ -174,7 +213,9 @@ class Connection::Impl {
       stream_parser_->get().body().data = data;
       stream_parser_->get().body().size = size;
       error_code ec = Run(deadline, [&](auto handler) {
-        bhttp::async_read_some(socket_, buffer_, *stream_parser_, handler);
+        OnStream([&](auto& stream) {
+          bhttp::async_read_some(stream, buffer_, *stream_parser_, handler);
+        });
       });
       if (ec == bhttp::error::need_buffer) ec = {};
       const std::size_t n = size - stream_parser_->get().body().size;
@@ -192,8 +233,10 @@ class Connection::Impl {
     Stage ignored = Stage::kNone;
     if (const error_code ec = Connect(deadline, ignored)) return ec;
     return Run(deadline, [&](auto handler) {
-      asio::async_write(socket_, asio::buffer(bytes.data(), bytes.size()),
-                        handler);
+      OnStream([&](auto& stream) {
+        asio::async_write(stream, asio::buffer(bytes.data(), bytes.size()),
+                          handler);
+      });
     });
   }
 
@@ -207,11 +250,13 @@ class Connection::Impl {
     if (!socket_.is_open()) return {asio::error::not_connected, 0};
     std::size_t n = 0;
     const error_code ec = Run(deadline, [&](auto handler) {
-      socket_.async_read_some(asio::buffer(data, size),
-                              [&n, handler](error_code e, std::size_t got) {
-                                n = got;
-                                handler(e);
-                              });
+      OnStream([&](auto& stream) {
+        stream.async_read_some(asio::buffer(data, size),
+                               [&n, handler](error_code e, std::size_t got) {
+                                 n = got;
+                                 handler(e);
+                               });
+      });
     });
     return {ec, n};
   }
@@ -232,8 +277,16 @@ class Connection::Impl {
       }
     }
     Format(method, target, body);
-    auto [write_ec, written] =
-        co_await asio::async_write(socket_, asio::buffer(request_), kNoThrow);
+    // Each call names its stream itself: a helper coroutine would cost the
+    // plaintext path a frame per call.
+    error_code write_ec;
+    if (tls_) {
+      std::tie(write_ec, std::ignore) =
+          co_await asio::async_write(*tls_, asio::buffer(request_), kNoThrow);
+    } else {
+      std::tie(write_ec, std::ignore) =
+          co_await asio::async_write(socket_, asio::buffer(request_), kNoThrow);
+    }
     if (write_ec) {
       failed_while_writing_ = true;
       co_return Fail(answer, write_ec, Stage::kSending);
@@ -241,11 +294,17 @@ class Connection::Impl {
     StringParser parser;
     Prepare(parser, false);
     const std::size_t buffered = buffer_.size();
-    auto [read_ec, read] =
-        co_await bhttp::async_read(socket_, buffer_, parser, kNoThrow);
+    error_code read_ec;
+    if (tls_) {
+      std::tie(read_ec, std::ignore) =
+          co_await bhttp::async_read(*tls_, buffer_, parser, kNoThrow);
+    } else {
+      std::tie(read_ec, std::ignore) =
+          co_await bhttp::async_read(socket_, buffer_, parser, kNoThrow);
+    }
     if (read_ec) {
       answer_started_ = parser.got_some() || buffer_.size() > buffered;
-      co_return Fail(answer, read_ec, Stage::kReading);
+      co_return Fail(answer, Explained(read_ec), Stage::kReading);
     }
     co_return Finish(answer, parser, false);
   }
@@ -256,12 +315,19 @@ class Connection::Impl {
     error_code ignored;
     socket_.shutdown(tcp::socket::shutdown_both, ignored);
     socket_.close(ignored);
+    tls_.reset();
     buffer_.clear();
     stream_parser_.reset();
   }
 
   bool PeerClosed() {
     if (!socket_.is_open()) return true;
+    // TLS bytes that arrived with the last answer and wait in OpenSSL's
+    // buffers (most likely the server's close_notify).
+    if (tls_ && (SSL_has_pending(tls_->native_handle()) == 1 ||
+                 BIO_ctrl_pending(SSL_get_rbio(tls_->native_handle())) > 0)) {
+      return true;
+    }
     char probe = 0;
     const ssize_t n =
         ::recv(socket_.native_handle(), &probe, 1, MSG_PEEK | MSG_DONTWAIT);
@@ -331,7 +397,79 @@ class Connection::Impl {
       co_return ec;
     }
     Connected();
+    if (address_.tls) {
+      ec = StartTls();
+      if (!ec) {
+        auto [handshake_ec] =
+            co_await tls_->async_handshake(TlsStream::client, kNoThrow);
+        ec = handshake_ec;
+      }
+      if (ec) {
+        failed_in = Stage::kHandshaking;
+        co_return HandshakeFailed(ec);
+      }
+    }
     co_return error_code{};
+  }
+
+  // Calls `use` with the stream the connection speaks: TLS over the
+  // socket, or the socket itself.
+  template <typename Use>
+  void OnStream(Use&& use) {
+    if (tls_) {
+      use(*tls_);
+    } else {
+      use(socket_);
+    }
+  }
+
+  // A TLS session over the connected socket, not yet shaken hands: it
+  // names the server (SNI, for a DNS name; never an IP address) and
+  // requires its certificate to be valid for Address::host. OpenSSL's own
+  // host check (rather than a verify callback) makes a mismatch a verify
+  // result with a name of its own ("hostname mismatch").
+  error_code StartTls() {
+    tls_.emplace(socket_, address_.tls->native());
+    SSL* ssl = tls_->native_handle();
+    const std::string& host = address_.host;
+    X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
+    X509_VERIFY_PARAM_set_hostflags(param,
+                                    X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+    error_code not_ip;
+    asio::ip::make_address(host, not_ip);
+    const bool named =
+        not_ip ? SSL_set_tlsext_host_name(ssl, host.c_str()) == 1 &&
+                     X509_VERIFY_PARAM_set1_host(param, host.c_str(),
+                                                 host.size()) == 1
+               : X509_VERIFY_PARAM_set1_ip_asc(param, host.c_str()) == 1;
+    if (!named) return asio::error::invalid_argument;
+    return {};
+  }
+
+  // Closes the connection after a failed handshake; a certificate that
+  // failed verification is reported as such (asio's own error says only
+  // "certificate verify failed").
+  error_code HandshakeFailed(error_code ec) {
+    if (tls_ && !IsTimeout(ec)) {
+      const long verified = SSL_get_verify_result(tls_->native_handle());
+      if (verified != X509_V_OK) ec = CertificateError(verified);
+    }
+    Close();
+    return ec;
+  }
+
+  // A read that failed because the server ended a new TLS connection
+  // before answering its first request: a server that refused this
+  // client's certificate after the handshake (TLS 1.3) and sent no alert
+  // (one that did is named by `ec` already).
+  error_code Explained(error_code ec) const {
+    const bool ended = ec == asio::ssl::error::stream_truncated ||
+                       ec == asio::error::eof ||
+                       ec == asio::error::connection_reset;
+    if (tls_ && ended && !used_ && !answer_started_) {
+      return ClosedAfterHandshakeError();
+    }
+    return ec;
   }
 
   void Connected() {
@@ -393,6 +531,7 @@ class Connection::Impl {
   std::string authorization_;
   std::optional<asio::io_context> own_io_;  // the blocking calls' loop
   tcp::socket socket_;
+  std::optional<TlsStream> tls_;  // while connected, for https://
   asio::steady_timer timer_;
   beast::flat_buffer buffer_;
   std::string request_;
@@ -448,9 +587,11 @@ Connection::Read Connection::ReadRaw(char* data, std::size_t size,
   return impl_->ReadRaw(data, size, deadline);
 }
 
-error_code Connection::Connect(Deadline deadline) {
-  Stage ignored = Stage::kNone;
-  return impl_->Connect(deadline, ignored);
+error_code Connection::Connect(Deadline deadline, Stage* failed_in) {
+  Stage stage = Stage::kNone;
+  const error_code ec = impl_->Connect(deadline, stage);
+  if (failed_in != nullptr) *failed_in = stage;
+  return ec;
 }
 
 void Connection::SetToken(const std::string& token) { impl_->SetToken(token); }

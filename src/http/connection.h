@@ -4,8 +4,11 @@
 // types are driven either blocking (with a deadline: on a private io_context
 // and a timer; without: plain blocking socket calls, the `--target` bench's
 // path) or as C++20 coroutines on the caller's executor (the benchmark's hot
-// path). TCP_NODELAY is set on connect. Not thread-safe: one caller (or
-// one strand) at a time.
+// path). TCP_NODELAY is set on connect. TLS when the Address carries a
+// TlsClientContext (https://): the handshake is part of connecting, within
+// the same deadline, and every call below works the same over it; a
+// plaintext connection costs nothing more for it (one branch per call).
+// Not thread-safe: one caller (or one strand) at a time.
 #ifndef LEASEHOLD_SRC_HTTP_CONNECTION_H_
 #define LEASEHOLD_SRC_HTTP_CONNECTION_H_
 
@@ -22,6 +25,8 @@
 
 namespace leasehold::http {
 
+class TlsClientContext;  // tls_client.h
+
 // Where the server is and what every request carries.
 struct Address {
   std::string host = "127.0.0.1";  // a name or an IP literal (no brackets)
@@ -29,6 +34,10 @@ struct Address {
   std::string token;        // sent as "Authorization: Bearer …" unless empty
   std::string host_header;  // the Host header; empty: "host:port"
   std::string user_agent;   // the User-Agent header; empty: none
+  // TLS when set, else plaintext. The server's certificate must be valid
+  // for `host` (a DNS name, sent as SNI, or an IP address, matched against
+  // the certificate's IP addresses).
+  std::shared_ptr<const TlsClientContext> tls = nullptr;
 };
 
 // The request methods the callers name; any other token works as well.
@@ -43,8 +52,17 @@ struct Method {
 // No deadline when empty.
 using Deadline = std::optional<std::chrono::steady_clock::time_point>;
 
-// Which step a failed call was in, for error messages.
-enum class Stage { kNone, kResolving, kConnecting, kSending, kReading };
+// Which step a failed call was in, for error messages. kHandshaking: TLS,
+// before anything was sent; a certificate that failed verification is
+// CertificateError(…) (tls_client.h), whose message names why.
+enum class Stage {
+  kNone,
+  kResolving,
+  kConnecting,
+  kHandshaking,
+  kSending,
+  kReading
+};
 
 struct Answer {
   // Transport or protocol failure; when set, status and body are empty.
@@ -110,8 +128,11 @@ class Connection {
   // when empty).
   void SetToken(const std::string& token);
 
-  // Connects now (the calls above connect when needed).
-  boost::system::error_code Connect(Deadline deadline = std::nullopt);
+  // Connects now (the calls above connect when needed), with the TLS
+  // handshake if the address asks for TLS; on failure, `failed_in` (if
+  // not null) is set to the step that failed.
+  boost::system::error_code Connect(Deadline deadline = std::nullopt,
+                                    Stage* failed_in = nullptr);
   // Closes the connection abruptly (shutdown and close).
   void Close();
 
@@ -124,8 +145,8 @@ class Connection {
   bool failed_while_writing() const;
   // Whether the last failure happened after answer bytes had arrived.
   bool answer_started() const;
-  // An idle connection the server has closed (or written to) meanwhile;
-  // true when not connected.
+  // An idle connection the server has closed (or written to: over TLS,
+  // most likely its close_notify) meanwhile; true when not connected.
   bool PeerClosed();
 
   const Address& address() const;
@@ -135,7 +156,8 @@ class Connection {
   std::unique_ptr<Impl> impl_;
 };
 
-// "resolving", "connecting to", "sending to", "reading the answer from".
+// "resolving", "connecting to", "handshaking with", "sending to", "reading
+// the answer from".
 std::string_view StageName(Stage stage);
 
 // Whether `error` is a call's deadline passing.

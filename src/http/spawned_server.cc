@@ -104,7 +104,7 @@ std::expected<std::unique_ptr<SpawnedServer>, std::string> SpawnedServer::Start(
     if (in >> port && port > 0) {
       server->port_ = static_cast<std::uint16_t>(port);
       if (!options.wait_until_healthy) return server;
-      return WaitUntilHealthy(std::move(server), see);
+      return WaitUntilHealthy(std::move(server), options.tls, see);
     }
     if (waitpid(server->pid_, nullptr, WNOHANG) == server->pid_) {
       server->pid_ = -1;
@@ -117,9 +117,11 @@ std::expected<std::unique_ptr<SpawnedServer>, std::string> SpawnedServer::Start(
 
 std::expected<std::unique_ptr<SpawnedServer>, std::string>
 SpawnedServer::WaitUntilHealthy(std::unique_ptr<SpawnedServer> server,
+                                std::shared_ptr<const TlsClientContext> tls,
                                 const std::string& see) {
   Address address;
   address.port = server->port_;
+  address.tls = std::move(tls);
   Connection c(address);
   const auto give_up = std::chrono::steady_clock::now() + kHealthyWithin;
   while (std::chrono::steady_clock::now() < give_up) {

@@ -17,6 +17,8 @@
 
 namespace leasehold::http {
 
+class TlsClientContext;  // tls_client.h
+
 struct SpawnOptions {
   std::string binary;    // the leasehold executable
   std::string data_dir;  // --data; empty: a fresh directory under the
@@ -36,6 +38,10 @@ struct SpawnOptions {
   // Start returns only once GET /healthz answers 200 (a node on PostgreSQL
   // serves once it leads), within 30 s.
   bool wait_until_healthy = false;
+  // For a server that serves TLS (its --tls-cert in extra_args): how
+  // wait_until_healthy asks it (at 127.0.0.1, which its certificate must
+  // name). Null: plaintext.
+  std::shared_ptr<const TlsClientContext> tls = nullptr;
 };
 
 class SpawnedServer {
@@ -62,6 +68,7 @@ class SpawnedServer {
   int Signal(int signo);
   static std::expected<std::unique_ptr<SpawnedServer>, std::string>
   WaitUntilHealthy(std::unique_ptr<SpawnedServer> server,
+                   std::shared_ptr<const TlsClientContext> tls,
                    const std::string& see);
 
   pid_t pid_ = -1;

@@ -28,6 +28,9 @@ struct BenchOptions {
   Scenario scenario = Scenario::kApplock;
   int connections = 50;
   int io_threads = 1;  // threads driving the connections
+  // Each worker's connection is closed after every request (the next one
+  // connects, and for TLS shakes hands, again): connections per second.
+  bool new_connection_per_request = false;
   std::chrono::milliseconds duration{10'000};  // measured
   std::chrono::milliseconds warmup{2'000};     // run, not measured
   std::uint64_t keys = 1'000'000;              // key space of random names

@@ -118,6 +118,7 @@ asio::awaitable<Verdict> Worker::Call(std::string_view method,
                                       std::string* answer_body) {
   const auto start = SteadyClock::now();
   http::Answer answer = co_await connection_.AsyncRequest(method, target, body);
+  if (options_.new_connection_per_request) connection_.Close();
   const auto end = SteadyClock::now();
   if (InWindow(end)) tally_.requests.Record(end - start);
   if (answer.error) {

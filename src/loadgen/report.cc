@@ -144,10 +144,12 @@ std::string FormatTable(const BenchReport& r) {
                 "each",
                 o.target, r.target->kind, r.target->durability, o.connections)
           : fmt::format(
-                "http://{}:{}{}, {} connections on {} I/O "
-                "thread(s)",
-                o.server.host, o.server.port, r.spawned ? " (spawned)" : "",
-                o.connections, o.io_threads);
+                "{}://{}:{}{}, {} connections on {} I/O "
+                "thread(s){}",
+                o.server.tls ? "https" : "http", o.server.host, o.server.port,
+                r.spawned ? " (spawned)" : "", o.connections, o.io_threads,
+                o.new_connection_per_request ? ", a new connection per request"
+                                             : "");
   std::string out = fmt::format(
       "leasehold bench: scenario {}, {}, warmup {:.1f} s, window {:.1f} s\n",
       ScenarioName(o.scenario), driver,
@@ -227,10 +229,12 @@ json::object ToJson(const BenchReport& r) {
   }
   json::object out{
       {"scenario", ScenarioName(o.scenario)},
-      {"url", "http://" + o.server.host + ":" + std::to_string(o.server.port)},
+      {"url", std::string(o.server.tls ? "https://" : "http://") +
+                  o.server.host + ":" + std::to_string(o.server.port)},
       {"spawned", r.spawned},
       {"connections", o.connections},
       {"io_threads", o.io_threads},
+      {"new_connection_per_request", o.new_connection_per_request},
       {"warmup_ms", o.warmup.count()},
       {"duration_ms", o.duration.count()},
       {"keys", o.keys},
