@@ -58,7 +58,8 @@ bool Readable(const std::string& path) {
 std::string Utc(std::time_t t) {
   std::tm tm{};
   gmtime_r(&t, &tm);
-  char text[32];
+  // Room for any int in each field: GCC's -Wformat-truncation counts so.
+  char text[96];
   std::snprintf(text, sizeof(text), "%04d-%02d-%02dT%02d:%02d:%02dZ",
                 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
                 tm.tm_min, tm.tm_sec);

@@ -17,6 +17,7 @@
 
 #include "http/connection.h"
 #include "http/spawned_server.h"
+#include "tests/testing/test_tls.h"
 
 namespace leasehold::testing {
 
@@ -51,6 +52,12 @@ class ClusterProcesses {
     Node& n = nodes_[i];
     ++n.incarnation;
     const std::string name = "n" + std::to_string(i);
+    std::vector<std::string> flags = {"--leader-lease-ms",
+                                      std::to_string(lease_.count()), "--node",
+                                      name};
+    for (std::string& flag : TestTlsServeFlags()) {
+      flags.push_back(std::move(flag));
+    }
     auto started = http::SpawnedServer::Start(
         {.binary = LEASEHOLD_BINARY,
          .data_dir = dir_ + "/" + name + "-" + std::to_string(n.incarnation),
@@ -59,9 +66,9 @@ class ClusterProcesses {
          .env = {},
          .log_to_file = true,
          .port = n.port,
-         .extra_args = {"--leader-lease-ms", std::to_string(lease_.count()),
-                        "--node", name},
-         .wait_until_healthy = false});
+         .extra_args = std::move(flags),
+         .wait_until_healthy = false,
+         .tls = TestTlsClient()});
     if (!started) throw std::runtime_error(started.error());
     n.process = std::move(*started);
     n.port = n.process->port();
@@ -75,6 +82,7 @@ class ClusterProcesses {
                           std::chrono::milliseconds(500)) const {
     http::Address address;
     address.port = nodes_[i].port;
+    address.tls = TestTlsClient();
     http::Connection c(address);
     return c.Request(http::Method::kGet, "/healthz", "", Clock::now() + within)
                .status == 200;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "http/connection.h"
+#include "tests/testing/test_tls.h"
 #include "tests/testing/lock_history.h"
 
 namespace leasehold::testing {
@@ -93,6 +94,7 @@ class LeaderClient {
     if (c == nullptr) {
       http::Address address;
       address.port = ports_[i];
+      address.tls = TestTlsClient();  // over TLS in the TLS runs
       c = std::make_unique<http::Connection>(address);
     }
     return *c;
@@ -100,7 +102,7 @@ class LeaderClient {
 
   void Next() { current_ = (current_ + 1) % ports_.size(); }
 
-  // The redirect's body names the leader ("http://127.0.0.1:PORT").
+  // The redirect's body names the leader ("http[s]://127.0.0.1:PORT").
   bool FollowTo(const std::string& body) {
     boost::system::error_code ec;
     auto v = boost::json::parse(body, ec);

@@ -467,6 +467,14 @@ class Driver {
   json::object MakeClient(const json::object& req) {
     lh::ClientOptions options;
     options.url = Str(req, "url");
+    // As the CLI does: the library reads no environment, a program does.
+    auto from_env = [](const char* name) {
+      const char* value = std::getenv(name);
+      return std::string(value != nullptr ? value : "");
+    };
+    options.ca_file = from_env("LEASEHOLD_CA_FILE");
+    options.cert_file = from_env("LEASEHOLD_CERT");
+    options.key_file = from_env("LEASEHOLD_KEY");
     if (const json::value* t = req.if_contains("io_timeout_ms");
         t && !t->is_null()) {
       options.io_timeout = Ms(req, "io_timeout_ms");
