@@ -52,9 +52,8 @@ class ClusterProcesses {
     Node& n = nodes_[i];
     ++n.incarnation;
     const std::string name = "n" + std::to_string(i);
-    std::vector<std::string> flags = {"--leader-lease-ms",
-                                      std::to_string(lease_.count()), "--node",
-                                      name};
+    std::vector<std::string> flags = {
+        "--leader-lease-ms", std::to_string(lease_.count()), "--node", name};
     for (std::string& flag : TestTlsServeFlags()) {
       flags.push_back(std::move(flag));
     }

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "http/connection.h"
-#include "tests/testing/test_tls.h"
 #include "tests/testing/lock_history.h"
+#include "tests/testing/test_tls.h"
 
 namespace leasehold::testing {
 
