@@ -175,17 +175,13 @@ class BasicConnection final
         });
   }
 
+  // The answer goes to the TCP socket itself: no TLS was agreed.
   void RefusePlaintext() {
     keep_alive_ = false;
-    response_ =
-        "HTTP/1.1 400 Bad Request\r\nServer: leasehold\r\n"
-        "Content-Type: application/json\r\nConnection: close\r\n"
-        "Content-Length: ";
-    const std::string body =
-        R"({"error":{"code":"bad_request","message":"this port speaks )"
-        R"(TLS: use an https:// URL"}})";
-    response_.append(std::to_string(body.size())).append("\r\n\r\n");
-    response_.append(body);
+    FormatResponse(ErrorResponse(Status(StatusCode::kBadRequest,
+                                        "this port speaks TLS: use an "
+                                        "https:// URL")),
+                   11);
     state_.MoveTo(Phase::kWriting);
     asio::async_write(
         tcp_socket(), asio::buffer(response_),
