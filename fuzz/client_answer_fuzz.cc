@@ -82,7 +82,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
   }
   (void)leasehold::client::IsUnavailableAnswer(answer);
   Expect(leasehold::client::detail::ParseUrls(answer.body), "ParseUrls");
-  Expect(leasehold::client::detail::ParseLocation(answer.body),
-         "ParseLocation");
+  for (bool from_tls : {false, true})
+    Expect(leasehold::client::detail::ParseLocation(answer.body, from_tls),
+           "ParseLocation");
   return 0;
 }

@@ -69,7 +69,9 @@ class TlsServer {
     if (mkdtemp(dir) == nullptr) std::abort();
     MakeCertificate(dir);
     auto tls = server::ServerTls::Load({.cert = std::string(dir) + "/cert.pem",
-                                        .key = std::string(dir) + "/key.pem"});
+                                        .key = std::string(dir) + "/key.pem",
+                                        .client_ca = {},
+                                        .require_client_certificate = false});
     if (!tls) std::abort();
     auto opened = EngineService::Open(io_, OpenMemoryStore(), {}, clock_);
     if (!opened) std::abort();
