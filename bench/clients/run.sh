@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The client benchmark: lock+release pairs/s and client CPU per call through
 # each client (C++, Python sync and async, TypeScript) beside the same
-# requests made with the bare HTTP library (httpx sync and async, fetch),
+# requests made with the bare HTTP library (httpx sync and async,
+# node:http; fetch beside them),
 # 16 concurrent callers each, against one `leasehold serve`, in one run.
 #
 #   bench/clients/run.sh [ROUNDS] [SECONDS]     (defaults 5 and 3)
@@ -28,8 +29,8 @@
 #   NODE            node (node)
 #   LEASEHOLD_TS_CLIENT_DIST     the built TypeScript client (clients/typescript/dist)
 #   DRIVERS         which to run, space-separated (all: cpp-client httpx-sync
-#                   py-client-sync httpx-async py-client-async fetch ts-client
-#                   net-http go-client java-net-http java-client)
+#                   py-client-sync httpx-async py-client-async node-http fetch
+#                   ts-client net-http go-client java-net-http java-client)
 #   LEASEHOLD_JAVA_CLIENT_DIR    the compiled Java client (clients/java, setup.sh)
 #   JAVA_WARMUP     the Java drivers' warm-up (5 s: the JIT's)
 #   CALLERS (16), WARMUP (0.5 s before the clock starts in each driver)
@@ -56,7 +57,7 @@ java_warmup=${JAVA_WARMUP:-5}
 callers=${CALLERS:-16}
 warmup=${WARMUP:-0.5}
 out=${OUT:-/tmp/leasehold-client-bench.jsonl}
-read -r -a drivers <<<"${DRIVERS:-cpp-client httpx-sync py-client-sync httpx-async py-client-async fetch ts-client net-http go-client java-net-http java-client}"
+read -r -a drivers <<<"${DRIVERS:-cpp-client httpx-sync py-client-sync httpx-async py-client-async node-http fetch ts-client net-http go-client java-net-http java-client}"
 
 die() { echo "bench/clients/run.sh: $*" >&2; exit 1; }
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || die "ROUNDS must be a positive integer"
@@ -73,7 +74,7 @@ for d in "${drivers[@]}"; do
     py-client-sync | py-client-async) need_python=1
       PYTHONPATH="$py_src${PYTHONPATH:+:$PYTHONPATH}" "$python" -c 'import leasehold; leasehold.Client; leasehold.AsyncClient' 2>/dev/null ||
         die "$python cannot import leasehold.Client/AsyncClient (LEASEHOLD_PYTHON_CLIENT_SRC=$py_src)" ;;
-    fetch) command -v "$node" >/dev/null || die "no node ($node)" ;;
+    node-http | fetch) command -v "$node" >/dev/null || die "no node ($node)" ;;
     ts-client) [[ -f $ts_dist/index.js ]] ||
       die "no $ts_dist/index.js (npm run build in clients/typescript, or LEASEHOLD_TS_CLIENT_DIST=)" ;;
     go-client | net-http) command -v go >/dev/null || die "no go" ;;
@@ -128,7 +129,7 @@ driver_command() {  # sets cmd
     httpx-sync | httpx-async) cmd=("$python" "$here/py_bench.py" "$1" "${common[@]}") ;;
     py-client-sync) cmd=("${with_src[@]}" "$python" "$here/py_bench.py" client-sync "${common[@]}") ;;
     py-client-async) cmd=("${with_src[@]}" "$python" "$here/py_bench.py" client-async "${common[@]}") ;;
-    fetch) cmd=("$node" "$here/ts_bench.mjs" fetch "${common[@]}") ;;
+    node-http | fetch) cmd=("$node" "$here/ts_bench.mjs" "$1" "${common[@]}") ;;
     ts-client) cmd=("$node" "$here/ts_bench.mjs" client "${common[@]}" --dist "$ts_dist") ;;
     go-client | net-http) cmd=("$work/go_bench" "$1" "${common[@]}") ;;
     java-client | java-net-http)  # the JIT needs a longer warm-up

@@ -19,8 +19,8 @@ import sys
 from collections import defaultdict
 
 ORDER = ["cpp-client", "httpx-sync", "py-client-sync", "httpx-async", "py-client-async",
-         "fetch", "ts-client", "net-http", "go-client", "java-net-http", "java-client"]
-BARE = {"py-client-sync": "httpx-sync", "py-client-async": "httpx-async", "ts-client": "fetch",
+         "node-http", "fetch", "ts-client", "net-http", "go-client", "java-net-http", "java-client"]
+BARE = {"py-client-sync": "httpx-sync", "py-client-async": "httpx-async", "ts-client": "node-http",
         "go-client": "net-http", "java-client": "java-net-http"}
 GOAL = 1.25
 

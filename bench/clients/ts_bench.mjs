@@ -1,19 +1,22 @@
 // The TypeScript share of bench/clients/run.sh: lock+release pairs through
-// the @leasehold/client Client or through bare fetch, 16 concurrent promise
-// loops, one JSON line out.
+// the @leasehold/client Client, through bare node:http (what the client is
+// built on) or through bare fetch, 16 concurrent promise loops, one JSON
+// line out.
 //
 //   node ts_bench.mjs DRIVER --url URL [--callers 16] [--seconds 3]
 //        [--warmup 0.5] [--dist clients/typescript/dist]
 //
-// DRIVER: "client" (Client.session, then session.lock + lock.release) or
-// "fetch" (Node's global fetch, keep-alive by default: undici's pool opens
-// one connection per concurrent request). Each caller opens its own session
+// DRIVER: "client" (Client.session, then session.lock + lock.release),
+// "node-http" (http.request with a keep-alive Agent, one socket per
+// concurrent request) or "fetch" (Node's global fetch, keep-alive by
+// default: undici's pool opens one connection per concurrent request). Each caller opens its own session
 // (ttl 60 s), then loops acquire (Exclusive, Session owner, timeout 0) +
-// release of its own resource "r-<caller>" in namespace "bench"; the fetch
-// loop checks the status and parses the answer as a client would. After
+// release of its own resource "r-<caller>" in namespace "bench"; the bare
+// loops check the status and parses the answer as a client would. After
 // --warmup seconds the pairs done and process.cpuUsage() (user + system, the
 // whole process) are read, and again --seconds later: the difference is the
 // figure. Exit 1 on any failed call.
+import http from "node:http";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { pathToFileURL } from "node:url";
@@ -30,8 +33,8 @@ const { values, positionals } = parseArgs({
   },
 });
 const driver = positionals[0];
-if (!["client", "fetch"].includes(driver) || !values.url) {
-  console.error("usage: node ts_bench.mjs client|fetch --url URL [--callers N] [--seconds S] [--warmup S] [--dist DIR]");
+if (!["client", "node-http", "fetch"].includes(driver) || !values.url) {
+  console.error("usage: node ts_bench.mjs client|node-http|fetch --url URL [--callers N] [--seconds S] [--warmup S] [--dist DIR]");
   process.exit(2);
 }
 const url = values.url.replace(/\/$/, "");
@@ -72,19 +75,41 @@ async function clientLoop(i) {
   }
 }
 
-async function post(p, body, status, what) {
+// One exchange with fetch or with node:http: [status, body text].
+async function fetchExchange(method, p, body) {
   const res = await fetch(url + p, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(body),
+    method,
+    headers: body === undefined ? {} : { "content-type": "application/json" },
+    body,
   });
-  const doc = await res.json();
-  if (res.status !== status) throw new Error(`${what}: HTTP ${res.status} ${JSON.stringify(doc)}`);
+  return [res.status, await res.text()];
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: callers });
+function nodeHttpExchange(method, p, body) {
+  return new Promise((resolve, reject) => {
+    const headers = body === undefined ? {} : { "content-type": "application/json", "content-length": Buffer.byteLength(body) };
+    const req = http.request(url + p, { method, headers, agent }, (res) => {
+      const chunks = [];
+      res.on("data", (c) => chunks.push(c));
+      res.on("end", () => resolve([res.statusCode, Buffer.concat(chunks).toString("utf8")]));
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+let exchange;
+async function post(p, body, status, what) {
+  const [code, text] = await exchange("POST", p, JSON.stringify(body));
+  const doc = JSON.parse(text);
+  if (code !== status) throw new Error(`${what}: HTTP ${code} ${text}`);
   return doc;
 }
 
-async function fetchLoop(i) {
-  const sid = (await post("/v1/sessions", { name: `bench-fetch-${i}`, ttl_ms: 60_000 }, 201, "session")).id;
+async function bareLoop(i) {
+  const sid = (await post("/v1/sessions", { name: `bench-${driver}-${i}`, ttl_ms: 60_000 }, 201, "session")).id;
   try {
     await go;
     const r = `r-${i}`;
@@ -104,7 +129,7 @@ async function fetchLoop(i) {
       pairs[i] += 1;
     }
   } finally {
-    await fetch(`${url}/v1/sessions/${sid}`, { method: "DELETE" }).then((res) => res.arrayBuffer());
+    await exchange("DELETE", `/v1/sessions/${sid}`);
   }
 }
 
@@ -117,8 +142,9 @@ if (driver === "client") {
   loop = clientLoop;
   name = "ts-client";
 } else {
-  loop = fetchLoop;
-  name = "fetch";
+  exchange = driver === "fetch" ? fetchExchange : nodeHttpExchange;
+  loop = bareLoop;
+  name = driver;
 }
 
 const tasks = [];
