@@ -11,8 +11,8 @@
 # Then the medians per mode and scheme, and TLS's ratio to plaintext.
 #
 # Usage: bench/tls.sh BINARY [ROUNDS]      (BINARY: a Release `leasehold`)
-# Environment: CLIENTS (16), WINDOW (3s), WARMUP (500ms), OUT (results,
-#   default /tmp/leasehold-tls.jsonl).
+# Environment: CLIENTS (16), WINDOW (3s), WARMUP (500ms), IO_THREADS (each
+#   server's, 1), OUT (results, default /tmp/leasehold-tls.jsonl).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -35,7 +35,9 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 scripts/test-certs "$work/certs" >/dev/null
-echo '{"io_threads": 1, "namespaces": {"bench-memory": {"locks": "memory"}}}' \
+io_threads=${IO_THREADS:-1}
+[[ $io_threads =~ ^[1-9][0-9]*$ ]] || { echo "tls.sh: IO_THREADS must be a positive integer" >&2; exit 2; }
+echo "{\"io_threads\": $io_threads, \"namespaces\": {\"bench-memory\": {\"locks\": \"memory\"}}}" \
   >"$work/config.json"
 # serve NAME [FLAGS…]: a server writing its port to $work/NAME.port.
 serve() {
