@@ -3,7 +3,7 @@
 // cannot be given a CA without undici's dispatcher (a dependency), and
 // costs several times the CPU per call of node:http here (bench/clients),
 // so both schemes go this way.
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
+import { type ClientRequest, Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import { Readable } from "node:stream";
 import type { SecureContext } from "node:tls";
@@ -60,6 +60,35 @@ class NodeReply implements Reply {
   }
 }
 
+/**
+ * Ends one request before its answer is read: the call's deadline or the
+ * caller's signal calls abort(). Not an AbortController: one per request,
+ * with the listeners node:http hangs on its signal, cost more CPU than the
+ * rest of the client's call (bench/clients).
+ */
+export class Abort {
+  private request: ClientRequest | undefined;
+  private done = false;
+
+  /** True once abort() was called. */
+  get aborted(): boolean {
+    return this.done;
+  }
+
+  /** Destroys the request, now or once sent: its send, or its answer's text(), rejects. */
+  abort(): void {
+    if (this.done) return;
+    this.done = true;
+    this.request?.destroy(new Error("aborted"));
+  }
+
+  /** Called by Connections.send with the request it made. */
+  attach(request: ClientRequest): void {
+    this.request = request;
+    if (this.done) request.destroy(new Error("aborted"));
+  }
+}
+
 /** The keep-alive connections of one client, per scheme; each Agent made when first used. */
 export class Connections {
   private readonly secureContext: () => SecureContext;
@@ -73,8 +102,8 @@ export class Connections {
 
   /**
    * Sends one request; resolves with the answer once its head arrived.
-   * `signal` aborts it, before or after the head. Rejects with Node's
-   * error (`code` ECONNREFUSED, a TLS code, ECONNRESET, …).
+   * `abort` ends it, before or after the head. Rejects with Node's error
+   * (`code` ECONNREFUSED, a TLS code, ECONNRESET, …).
    */
   send(
     server: Server,
@@ -82,15 +111,16 @@ export class Connections {
     path: string,
     headers: Readonly<Record<string, string>>,
     body: string | undefined,
-    signal: AbortSignal | undefined,
+    abort: Abort | undefined,
   ): Promise<Reply> {
     const { host, port } = server;
     return new Promise((resolve, reject) => {
       const onAnswer = (message: IncomingMessage) => resolve(new NodeReply(message));
       const req = server.secure
-        ? httpsRequest({ host, port, path, method, headers, signal, agent: this.httpsAgent() }, onAnswer)
-        : httpRequest({ host, port, path, method, headers, signal, agent: this.httpAgent() }, onAnswer);
+        ? httpsRequest({ host, port, path, method, headers, agent: this.httpsAgent() }, onAnswer)
+        : httpRequest({ host, port, path, method, headers, agent: this.httpAgent() }, onAnswer);
       req.on("error", reject); // every time: an error event without a listener would throw
+      abort?.attach(req);
       req.end(body);
     });
   }

@@ -6,7 +6,7 @@
 import { connect } from "node:net";
 import type { SecureContext } from "node:tls";
 import { CancelledError, errorFromAnswer, LeaseholdError, UnreachableError } from "./errors.js";
-import { Connections, type Reply } from "./exchange.js";
+import { Abort, Connections, type Reply } from "./exchange.js";
 import { tlsRefusal } from "./tls.js";
 
 /**
@@ -168,22 +168,22 @@ function canConnect(node: Node, ms: number): Promise<boolean> {
 }
 
 /**
- * Aborts each call's controller once its deadline passes, with one timer
- * for all of them (set for the earliest; unref'd: a call in flight holds its
- * socket, which keeps the process up).
+ * Aborts each request in flight once its call's deadline passes, with one
+ * timer for all of them (set for the earliest; unref'd: a call in flight
+ * holds its socket, which keeps the process up).
  */
 class Deadlines {
-  private readonly pending = new Map<AbortController, number>();
+  private readonly pending = new Map<Abort, number>();
   private timer: NodeJS.Timeout | undefined;
   private at = Number.POSITIVE_INFINITY;
 
-  add(controller: AbortController, deadline: number): void {
-    this.pending.set(controller, deadline);
+  add(abort: Abort, deadline: number): void {
+    this.pending.set(abort, deadline);
     if (deadline < this.at) this.arm(deadline);
   }
 
-  delete(controller: AbortController): void {
-    this.pending.delete(controller);
+  delete(abort: Abort): void {
+    this.pending.delete(abort);
   }
 
   private arm(at: number): void {
@@ -199,10 +199,10 @@ class Deadlines {
     this.at = Number.POSITIVE_INFINITY;
     const now = Date.now();
     let next = Number.POSITIVE_INFINITY;
-    for (const [controller, deadline] of this.pending) {
+    for (const [abort, deadline] of this.pending) {
       if (deadline <= now) {
-        this.pending.delete(controller);
-        controller.abort();
+        this.pending.delete(abort);
+        abort.abort();
       } else if (deadline < next) next = deadline;
     }
     if (next !== Number.POSITIVE_INFINITY) this.arm(next);
@@ -386,36 +386,33 @@ export class Transport {
         return { kind: "notSent", error: new Error(`no connection within ${budget} ms`) };
       }
     }
-    // A signal only where something can abort the call. A deadline needs a
-    // controller of the call's own (the deadlines share one timer); a caller's
-    // signal alone is handed on as it is.
-    let controller: AbortController | undefined;
-    let signal = call.signal;
+    if (call.signal?.aborted) throw new CancelledError("cancelled by the caller's signal", 0, call.signal.reason);
+    // An Abort only where something can end the call: its deadline (the
+    // deadlines share one timer) or the caller's signal, until the answer is read.
+    let abort: Abort | undefined;
     let onAbort: (() => void) | undefined;
-    if (deadline !== undefined) {
-      const own = new AbortController();
-      controller = own;
-      signal = own.signal;
-      this.deadlines.add(own, deadline);
-      if (call.signal?.aborted) own.abort();
-      else if (call.signal !== undefined) {
+    if (deadline !== undefined || call.signal !== undefined) {
+      const own = new Abort();
+      abort = own;
+      if (deadline !== undefined) this.deadlines.add(own, deadline);
+      if (call.signal !== undefined) {
         onAbort = () => own.abort();
         call.signal.addEventListener("abort", onAbort, { once: true });
       }
     }
     const cleanup = () => {
-      if (controller === undefined) return;
-      this.deadlines.delete(controller);
+      if (abort === undefined) return;
+      this.deadlines.delete(abort);
       if (onAbort !== undefined) call.signal?.removeEventListener("abort", onAbort);
     };
     const payload = call.body === undefined ? undefined : JSON.stringify(call.body);
     const headers = payload === undefined ? this.headers : this.bodyHeaders;
     let response: Reply;
     try {
-      response = await this.connections.send(node, call.method, call.path, headers, payload, signal);
+      response = await this.connections.send(node, call.method, call.path, headers, payload, abort);
     } catch (error) {
       cleanup();
-      return this.failed(error, call, controller);
+      return this.failed(error, call, abort);
     }
     if (call.stream === true && response.status === 200) {
       cleanup();
@@ -427,7 +424,7 @@ export class Transport {
       text = await response.text();
     } catch (error) {
       cleanup();
-      const failed = this.failed(error, call, controller);
+      const failed = this.failed(error, call, abort);
       // The status arrived: the request was read, so never "not sent".
       return failed.kind === "notSent" ? { kind: "broken", error } : failed;
     }
@@ -448,9 +445,9 @@ export class Transport {
     return { kind: "answer", status: response.status, body, location: response.header("location") };
   }
 
-  private failed(error: unknown, call: Call, controller: AbortController | undefined): Attempt {
+  private failed(error: unknown, call: Call, abort: Abort | undefined): Attempt {
     if (call.signal?.aborted) throw new CancelledError("cancelled by the caller's signal", 0, call.signal.reason);
-    if (controller?.signal.aborted) return { kind: "timedOut" };
+    if (abort?.aborted) return { kind: "timedOut" };
     const reason = tlsRefusal(error);
     if (reason !== undefined) return { kind: "tls", reason };
     if (isConnectError(error)) return { kind: "notSent", error };
