@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
-# The Debian package installed, upgraded, removed and purged with dpkg on
-# this machine, as an operator would: its maintainer scripts make the
-# system user and give it the config (0640 root:leasehold, as it may hold
-# tokens); the installed binary, run as that user with the installed config
-# and a state directory like the unit's StateDirectory=, answers /healthz;
-# reinstalling keeps a changed conffile; remove keeps the config and purge
-# deletes it and the data.
+# The Debian packages installed, upgraded, removed and purged with dpkg on
+# this machine, as an operator and a developer would: the server's
+# maintainer scripts make the system user and give it the config (0640
+# root:leasehold, as it may hold tokens); the installed binary, run as that
+# user with the installed config and a state directory like the unit's
+# StateDirectory=, answers /healthz; examples/client-outside, built against
+# the installed leasehold-client-dev by CMake and by pkg-config with no
+# paths given, takes and releases a lock on it; reinstalling keeps a
+# changed conffile; remove keeps the config and purge deletes it and the
+# data.
 #
 # It changes the machine (a package, a system user), so it runs only as
 # root with LEASEHOLD_TEST_INSTALL=1, as .ci/run does on its throwaway
 # machine, and never where a leasehold package is installed already.
 # Without systemd as PID 1 (containers) the unit itself is not started;
 # package_test.sh checks it with systemd-analyze verify.
-# Usage: tests/package/install_test.sh [PACKAGE] (default: scripts/package).
+# Usage: tests/package/install_test.sh [PACKAGE CLIENT_PACKAGE]
+# (default: both made by scripts/package).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -25,12 +29,22 @@ if [ "${LEASEHOLD_TEST_INSTALL:-}" != 1 ] || [ "$(id -u)" != 0 ]; then
   echo "install_test: skipped (needs root and LEASEHOLD_TEST_INSTALL=1: it installs a package)"
   exit 0
 fi
-if dpkg-query -W -f '${Status}' leasehold 2>/dev/null | grep -q installed; then
-  fail "a leasehold package is installed already; this test would replace it"
-fi
+for name in leasehold leasehold-client-dev; do
+  if dpkg-query -W -f '${Status}' "$name" 2>/dev/null | grep -q installed; then
+    fail "a $name package is installed already; this test would replace it"
+  fi
+done
 
-package=${1:-$(scripts/package | tail -1)}
+if [ $# -ge 2 ]; then
+  package=$1
+  client_package=$2
+else
+  built=$(scripts/package | tail -2)
+  package=$(grep '/leasehold_[^/]*\.deb$' <<<"$built" || true)
+  client_package=$(grep '/leasehold-client-dev_[^/]*\.deb$' <<<"$built" || true)
+fi
 [ -f "$package" ] || fail "no package at $package"
+[ -f "$client_package" ] || fail "no client package at $client_package"
 version=$(dpkg-deb -f "$package" Version)
 
 work=$(mktemp -d)
@@ -38,7 +52,7 @@ chmod 711 "$work"  # the service user reaches its run dir inside
 server=""
 cleanup() {
   if [ -n "$server" ]; then kill -KILL "$server" 2>/dev/null || true; fi
-  dpkg --purge leasehold >/dev/null 2>&1 || true
+  dpkg --purge leasehold leasehold-client-dev >/dev/null 2>&1 || true
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -76,6 +90,28 @@ done
 port=$(cat "$work/run/port")
 code=$(curl -sS --max-time 10 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/healthz")
 [ "$code" = 200 ] || fail "GET /healthz answered $code"
+
+# The client's package: a program built against it with no paths given,
+# by CMake and by pkg-config, locks on the service.
+dpkg -i "$client_package" >"$work/dpkg.log" 2>&1 ||
+  { cat "$work/dpkg.log" >&2; fail "dpkg -i $client_package"; }
+cmake -S examples/client-outside -B "$work/example" -DCMAKE_BUILD_TYPE=Release \
+  >"$work/example.log" 2>&1 && cmake --build "$work/example" >>"$work/example.log" 2>&1 ||
+  { cat "$work/example.log" >&2; fail "building examples/client-outside with CMake"; }
+# shellcheck disable=SC2046
+c++ -std=c++23 -O1 -o "$work/hold-lock-pc" examples/client-outside/hold_lock.cc \
+  $(pkg-config --cflags --libs leasehold-client) >"$work/example.log" 2>&1 ||
+  { cat "$work/example.log" >&2; fail "building examples/client-outside with pkg-config"; }
+for program in "$work/example/hold-lock" "$work/hold-lock-pc"; do
+  "$program" "http://127.0.0.1:$port" "invoice:$(basename "$program")" \
+    >"$work/hold-lock.out" 2>&1 && grep -q '^second session acquired' "$work/hold-lock.out" ||
+    { cat "$work/hold-lock.out" >&2; fail "$program against the service"; }
+done
+dpkg --remove leasehold-client-dev >"$work/dpkg.log" 2>&1 ||
+  { cat "$work/dpkg.log" >&2; fail "dpkg --remove leasehold-client-dev"; }
+[ ! -e /usr/include/leasehold/client.h ] || fail "remove left the client's header"
+echo "leasehold-client-dev: hold-lock built by CMake and pkg-config, locked; removed"
+
 kill -TERM "$server"
 status=0
 wait "$server" || status=$?
