@@ -17,6 +17,10 @@ namespace {
 
 // The multiarch libfaketime.so.1 that CMake found, or "".
 constexpr const char* kLibfaketime = LEASEHOLD_LIBFAKETIME;
+// The server these tests start: `leasehold`, or where that links jemalloc
+// (a Release build), `leasehold_system_malloc`: libfaketime preloaded
+// beside jemalloc stops the process at its first clock_gettime().
+constexpr const char* kServer = LEASEHOLD_CLOCK_STEP_SERVER;
 
 }  // namespace
 
@@ -30,8 +34,9 @@ void ClockStepTest::SetUp() {
 
 void ClockStepTest::StartFaked() {
   std::ofstream(dir_.File("config.json")) << Config();
-  server_ = std::make_unique<ServerProcess>(
-      dir_.File("data"), dir_.File("config.json"), FakedClockEnvironment());
+  server_ = ServerProcess::OfBinary(kServer, dir_.File("data"),
+                                    dir_.File("config.json"),
+                                    FakedClockEnvironment());
 }
 
 void ClockStepTest::SetWallClock(const std::string& offset) {

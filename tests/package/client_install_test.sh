@@ -15,23 +15,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-fail() {
-  echo "client_install_test: FAILED: $*" >&2
-  exit 1
-}
+source tests/package/common.sh client_install_test
 [ $# -eq 3 ] || fail "usage: $0 BUILD LEASEHOLD_BINARY CXX"
 build=$1
 leasehold=$2
 cxx=$3
 example=$PWD/examples/client-outside
 
-work=$(mktemp -d)
-server=""
-cleanup() {
-  if [ -n "$server" ]; then kill -KILL "$server" 2>/dev/null || true; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
 prefix=$work/prefix
 
 # The install: the client's files, and only those.
@@ -80,13 +70,7 @@ echo "pkg-config: hold-lock built"
 "$leasehold" serve --data "$work/data" --listen 127.0.0.1:0 \
   --port-file "$work/port" 2>"$work/serve.err" &
 server=$!
-for _ in $(seq 1 400); do
-  [ -s "$work/port" ] && break
-  kill -0 "$server" 2>/dev/null || { cat "$work/serve.err" >&2; fail "the server exited"; }
-  sleep 0.05
-done
-[ -s "$work/port" ] || { cat "$work/serve.err" >&2; fail "the server wrote no port file"; }
-url=http://127.0.0.1:$(cat "$work/port")
+url=http://127.0.0.1:$(await_port "$work/port" "$work/serve.err")
 
 run() {  # run NAME PROGRAM RESOURCE
   local out=$work/$1.out status=0
@@ -103,9 +87,5 @@ run() {  # run NAME PROGRAM RESOURCE
 run cmake "$work/cmake-build/hold-lock" invoice:cmake
 run pkg-config "$work/hold-lock-pc" invoice:pkg-config
 
-kill -TERM "$server"
-status=0
-wait "$server" || status=$?
-server=""
-[ "$status" -eq 0 ] || { cat "$work/serve.err" >&2; fail "SIGTERM: exit $status"; }
+stop_server "$work/serve.err"
 echo "client_install_test: ok"

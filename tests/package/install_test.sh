@@ -20,10 +20,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-fail() {
-  echo "install_test: FAILED: $*" >&2
-  exit 1
-}
+source tests/package/common.sh install_test
 
 if [ "${LEASEHOLD_TEST_INSTALL:-}" != 1 ] || [ "$(id -u)" != 0 ]; then
   echo "install_test: skipped (needs root and LEASEHOLD_TEST_INSTALL=1: it installs a package)"
@@ -47,15 +44,11 @@ fi
 [ -f "$client_package" ] || fail "no client package at $client_package"
 version=$(dpkg-deb -f "$package" Version)
 
-work=$(mktemp -d)
 chmod 711 "$work"  # the service user reaches its run dir inside
-server=""
-cleanup() {
-  if [ -n "$server" ]; then kill -KILL "$server" 2>/dev/null || true; fi
+# Only from here on (never when skipped): the packages go on exit.
+cleanup_also() {
   dpkg --purge leasehold leasehold-client-dev >/dev/null 2>&1 || true
-  rm -rf "$work"
 }
-trap cleanup EXIT
 
 dpkg -i "$package" >"$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log" >&2; fail "dpkg -i"; }
 echo "installed: leasehold $version"
@@ -81,13 +74,7 @@ setpriv --reuid leasehold --regid leasehold --init-groups \
   --data /var/lib/leasehold --listen 127.0.0.1:0 --port-file "$work/run/port" \
   2>"$work/serve.err" &
 server=$!
-for _ in $(seq 1 200); do
-  [ -s "$work/run/port" ] && break
-  kill -0 "$server" 2>/dev/null || { cat "$work/serve.err" >&2; fail "the service exited"; }
-  sleep 0.05
-done
-[ -s "$work/run/port" ] || { cat "$work/serve.err" >&2; fail "no port file"; }
-port=$(cat "$work/run/port")
+port=$(await_port "$work/run/port" "$work/serve.err")
 code=$(curl -sS --max-time 10 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/healthz")
 [ "$code" = 200 ] || fail "GET /healthz answered $code"
 
@@ -112,11 +99,7 @@ dpkg --remove leasehold-client-dev >"$work/dpkg.log" 2>&1 ||
 [ ! -e /usr/include/leasehold/client.h ] || fail "remove left the client's header"
 echo "leasehold-client-dev: hold-lock built by CMake and pkg-config, locked; removed"
 
-kill -TERM "$server"
-status=0
-wait "$server" || status=$?
-server=""
-[ "$status" -eq 0 ] || { cat "$work/serve.err" >&2; fail "SIGTERM: exit $status"; }
+stop_server "$work/serve.err"
 [ "$(stat -c %U /var/lib/leasehold/leasehold.db)" = leasehold ] ||
   fail "the data file is not the service's"
 echo "serve as leasehold: /healthz 200, clean stop"

@@ -14,10 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-fail() {
-  echo "package_test: FAILED: $*" >&2
-  exit 1
-}
+source tests/package/common.sh package_test
 
 built=$(scripts/package | tail -2)
 package=$(grep '/leasehold_[^/]*\.deb$' <<<"$built" || true)
@@ -26,13 +23,6 @@ client_package=$(grep '/leasehold-client-dev_[^/]*\.deb$' <<<"$built" || true)
 [ -f "$client_package" ] || fail "scripts/package made no client package ($built)"
 echo "packages: $package $client_package"
 
-work=$(mktemp -d)
-server=""
-cleanup() {
-  if [ -n "$server" ]; then kill -KILL "$server" 2>/dev/null || true; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
 
 # lintian: errors fail, warnings are printed.
 for deb in "$package" "$client_package"; do
@@ -134,13 +124,7 @@ version=${printed#leasehold }
   --data "$work/data" --listen 127.0.0.1:0 --port-file "$work/port" \
   2>"$work/serve.err" &
 server=$!
-for _ in $(seq 1 200); do
-  [ -s "$work/port" ] && break
-  kill -0 "$server" 2>/dev/null || { cat "$work/serve.err" >&2; fail "the server exited"; }
-  sleep 0.05
-done
-[ -s "$work/port" ] || { cat "$work/serve.err" >&2; fail "the server wrote no port file"; }
-port=$(cat "$work/port")
+port=$(await_port "$work/port" "$work/serve.err")
 answer=$(curl -sS --max-time 10 -w '\n%{http_code}' "http://127.0.0.1:$port/healthz")
 [ "$(tail -1 <<<"$answer")" = 200 ] || fail "GET /healthz answered $answer"
 grep -qF "\"version\":\"$version\"" <<<"$answer" ||
@@ -152,10 +136,6 @@ grep -qx "second session refused: timeout" "$work/hold-lock.out" &&
   grep -qE "^second session acquired invoice:481 fence [1-9][0-9]*$" "$work/hold-lock.out" ||
   { cat "$work/hold-lock.out" >&2; fail "hold-lock did not lock as it should"; }
 echo "hold-lock: $(tr '\n' ';' <"$work/hold-lock.out")"
-kill -TERM "$server"
-status=0
-wait "$server" || status=$?
-server=""
-[ "$status" -eq 0 ] || { cat "$work/serve.err" >&2; fail "SIGTERM: exit $status"; }
+stop_server "$work/serve.err"
 [ -n "$(ls -A "$work/data")" ] || fail "nothing in --data $work/data"
 echo "package_test: ok ($version)"

@@ -175,15 +175,17 @@ std::string HttpClient::ReadStreamUntil(const std::string& needle,
   return out;
 }
 
-ServerProcess::ServerProcess(const std::string& data_dir,
-                             const std::string& config,
-                             const std::vector<std::string>& env,
-                             std::uint16_t port) {
+namespace {
+
+std::unique_ptr<http::SpawnedServer> StartBinary(
+    const std::string& binary, const std::string& data_dir,
+    const std::string& config, const std::vector<std::string>& env,
+    std::uint16_t port) {
   // Also marks where one server's exchanges begin (empty without a config).
   std::ostringstream text;
   if (!config.empty()) text << std::ifstream(config).rdbuf();
   Record("config", text.str());
-  auto started = http::SpawnedServer::Start({.binary = LEASEHOLD_BINARY,
+  auto started = http::SpawnedServer::Start({.binary = binary,
                                              .data_dir = data_dir,
                                              .config = config,
                                              .store = "",
@@ -191,7 +193,22 @@ ServerProcess::ServerProcess(const std::string& data_dir,
                                              .log_to_file = false,
                                              .port = port});
   if (!started) throw std::runtime_error(started.error());
-  server_ = std::move(*started);
+  return std::move(*started);
+}
+
+}  // namespace
+
+ServerProcess::ServerProcess(const std::string& data_dir,
+                             const std::string& config,
+                             const std::vector<std::string>& env,
+                             std::uint16_t port)
+    : server_(StartBinary(LEASEHOLD_BINARY, data_dir, config, env, port)) {}
+
+std::unique_ptr<ServerProcess> ServerProcess::OfBinary(
+    const std::string& binary, const std::string& data_dir,
+    const std::string& config, const std::vector<std::string>& env) {
+  return std::unique_ptr<ServerProcess>(
+      new ServerProcess(StartBinary(binary, data_dir, config, env, 0)));
 }
 
 ServerProcess::ServerProcess(std::unique_ptr<http::SpawnedServer> server)

@@ -85,6 +85,10 @@ class ServerProcess {
   ServerProcess(const std::string& data_dir, const std::string& config = "",
                 const std::vector<std::string>& env = {},
                 std::uint16_t port = 0);
+  // As the constructor, with another build of the server: `binary`.
+  static std::unique_ptr<ServerProcess> OfBinary(
+      const std::string& binary, const std::string& data_dir,
+      const std::string& config, const std::vector<std::string>& env);
   // `leasehold serve --store store_url` (PostgreSQL) with a 1 s leader
   // lease and `flags`, once it leads (/healthz 200); `scratch_dir` holds
   // its port file.
