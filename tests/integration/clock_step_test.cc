@@ -127,8 +127,9 @@ TEST_F(ClockStepTest, TheCliCountsDownAgainstTheServersClock) {
   OpenSession(c, "Asha", 240'000);
   std::string cli = "env";
   for (const auto& e : FakedClockEnvironment()) cli += " '" + e + "'";
+  // The build of the program the server runs as (see the fixture).
   cli += " LEASEHOLD_URL=http://127.0.0.1:" + std::to_string(port()) + " " +
-         LeaseholdBinary() + " ";
+         std::string(LEASEHOLD_CLOCK_STEP_SERVER) + " ";
   for (const char* offset : {"+1h", "-1h"}) {
     SCOPED_TRACE(offset);
     SetWallClock(offset);
