@@ -37,15 +37,9 @@ config=${CONFIG:-'{"io_threads": 1, "namespaces": {"bench-memory": {"locks": "me
 out=${OUT:-/tmp/leasehold-ab.jsonl}
 command -v jq >/dev/null || { echo "ab: needs jq" >&2; exit 1; }
 
-work=$(mktemp -d /tmp/leasehold-ab-XXXXXX)
-pids=()
-cleanup() {
-  set +e
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null; done
-  rm -rf "$work"
-}
-trap cleanup EXIT INT TERM
+# shellcheck source=bench/scratch.sh
+source "$(dirname "$0")/scratch.sh"
+scratch ab
 
 # shellcheck source=bench/ports.sh
 source "$(dirname "$0")/ports.sh"

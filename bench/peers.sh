@@ -76,22 +76,18 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # --- a throwaway directory, everything stopped on exit -------------------
-work=$(mktemp -d /tmp/leasehold-peers-XXXXXX)
+# shellcheck source=bench/scratch.sh
+source "$(dirname "$0")/scratch.sh"
+scratch peers
 chmod 755 "$work"
-pids=()
 pg_bin=/usr/lib/postgresql/15/bin
 as_pg=()
 if [ "$(id -u)" -eq 0 ]; then as_pg=(runuser -u postgres --); fi
-cleanup() {
-  set +e
+cleanup_also() {
   if [ -f "$work/pg/postmaster.pid" ]; then
     "${as_pg[@]}" "$pg_bin/pg_ctl" stop -D "$work/pg" -m fast -w >/dev/null 2>&1
   fi
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null; done
-  rm -rf "$work"
 }
-trap cleanup EXIT INT TERM
 
 # shellcheck source=bench/ports.sh
 source "$(dirname "$0")/ports.sh"

@@ -24,15 +24,9 @@ warmup=${WARMUP:-500ms}
 out=${OUT:-/tmp/leasehold-tls.jsonl}
 command -v jq >/dev/null || { echo "tls.sh: needs jq" >&2; exit 1; }
 
-work=$(mktemp -d /tmp/leasehold-tls-XXXXXX)
-pids=()
-cleanup() {
-  set +e
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null; done
-  rm -rf "$work"
-}
-trap cleanup EXIT INT TERM
+# shellcheck source=bench/scratch.sh
+source "$(dirname "$0")/scratch.sh"
+scratch tls
 
 scripts/test-certs "$work/certs" >/dev/null
 io_threads=${IO_THREADS:-1}
