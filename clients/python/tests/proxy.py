@@ -8,7 +8,7 @@ import http.server
 import socket
 import ssl
 import threading
-from typing import Any
+from typing import Any, TypeVar
 
 from conftest import free_port
 
@@ -39,17 +39,20 @@ def read_request(conn: socket.socket) -> bytes:
     return head + b"\r\n\r\n" + rest
 
 
-class BreakingProxy:
-    """Forwards each connection to the server; the next ``break_next`` requests are
-    forwarded and then their connection is closed before the answer comes back."""
+_F = TypeVar("_F", bound="_Front")
 
-    def __init__(self, port: int) -> None:
+
+class _Front:
+    """Listens on a loopback port of its own (``url``, with ``scheme``) and serves each
+    connection on a thread of its own with ``_serve``, toward the server on ``port``;
+    closing it (``with``) stops the accepting."""
+
+    def __init__(self, port: int, scheme: str) -> None:
         self.target = port
         self.listener = socket.create_server(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
-        self.break_next = 0
-        self.requests = 0
-        self._mutex = threading.Lock()
+        self.url = f"{scheme}://127.0.0.1:{self.listener.getsockname()[1]}"
+
+    def _start(self) -> None:
         threading.Thread(target=self._accept, daemon=True).start()
 
     def _accept(self) -> None:
@@ -59,6 +62,27 @@ class BreakingProxy:
             except OSError:
                 return
             threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        raise NotImplementedError
+
+    def __enter__(self: _F) -> _F:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.listener.close()
+
+
+class BreakingProxy(_Front):
+    """Forwards each connection to the server; the next ``break_next`` requests are
+    forwarded and then their connection is closed before the answer comes back."""
+
+    def __init__(self, port: int) -> None:
+        super().__init__(port, "http")
+        self.break_next = 0
+        self.requests = 0
+        self._mutex = threading.Lock()
+        self._start()
 
     def _serve(self, conn: socket.socket) -> None:
         upstream = socket.create_connection(("127.0.0.1", self.target))
@@ -84,32 +108,16 @@ class BreakingProxy:
             conn.close()
             upstream.close()
 
-    def __enter__(self) -> BreakingProxy:
-        return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.listener.close()
-
-
-class TlsFront:
+class TlsFront(_Front):
     """Terminates TLS with ``tls`` (a server context holding its certificate) and relays
     the bytes to the plaintext server on ``port``: a server presenting a certificate that
     `leasehold serve` refuses to start with (an expired one)."""
 
     def __init__(self, port: int, tls: ssl.SSLContext) -> None:
-        self.target = port
+        super().__init__(port, "https")
         self.tls = tls
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.url = f"https://127.0.0.1:{self.listener.getsockname()[1]}"
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                conn, _ = self.listener.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+        self._start()
 
     def _serve(self, conn: socket.socket) -> None:
         try:
@@ -120,12 +128,6 @@ class TlsFront:
         upstream = socket.create_connection(("127.0.0.1", self.target))
         threading.Thread(target=_relay, args=(upstream, client), daemon=True).start()
         _relay(client, upstream)
-
-    def __enter__(self) -> TlsFront:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.listener.close()
 
 
 def _relay(source: socket.socket, sink: socket.socket) -> None:
