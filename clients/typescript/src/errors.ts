@@ -59,6 +59,11 @@ export class CancelledError extends LeaseholdError {
   }
 }
 
+/** A call its caller's signal ended, before an answer (`reason`: the signal's). */
+export function cancelledByCaller(reason: unknown): CancelledError {
+  return new CancelledError("cancelled by the caller's signal", 0, reason);
+}
+
 /** The session is gone (`session_not_found`), or was used after its loss. */
 export class SessionLostError extends LeaseholdError {
   constructor(message = "the session is gone", status = 404) {

@@ -3,7 +3,7 @@
 // answered 503, is not asked again blindly. Once a server answers /healthz,
 // what the session holds is read; a grant that reached the disk before the
 // break is adopted, never taken twice.
-import { CancelledError, LeaseholdError, UnreachableError } from "./errors.js";
+import { cancelledByCaller, LeaseholdError, UnreachableError } from "./errors.js";
 import { sleep, type Transport } from "./transport.js";
 
 // As the server: a longer timeout is in effect forever.
@@ -23,7 +23,7 @@ async function awaitServer(t: Transport, until: number, signal?: AbortSignal): P
     try {
       await sleep(100, signal);
     } catch (reason) {
-      throw new CancelledError("cancelled by the caller's signal", 0, reason);
+      throw cancelledByCaller(reason);
     }
   }
 }

@@ -5,7 +5,7 @@
 // Requests go over node:http and node:https (exchange.ts).
 import { connect } from "node:net";
 import type { SecureContext } from "node:tls";
-import { CancelledError, errorFromAnswer, LeaseholdError, UnreachableError } from "./errors.js";
+import { cancelledByCaller, errorFromAnswer, LeaseholdError, UnreachableError } from "./errors.js";
 import { Abort, Connections, type Reply } from "./exchange.js";
 import { tlsRefusal } from "./tls.js";
 
@@ -314,7 +314,7 @@ export class Transport {
       try {
         await sleep(pause, call.signal);
       } catch (reason) {
-        throw new CancelledError("cancelled by the caller's signal", 0, reason);
+        throw cancelledByCaller(reason);
       }
       pause = Math.min(pause * 2, 400);
     }
@@ -386,7 +386,7 @@ export class Transport {
         return { kind: "notSent", error: new Error(`no connection within ${budget} ms`) };
       }
     }
-    if (call.signal?.aborted) throw new CancelledError("cancelled by the caller's signal", 0, call.signal.reason);
+    if (call.signal?.aborted) throw cancelledByCaller(call.signal.reason);
     // An Abort only where something can end the call: its deadline (the
     // deadlines share one timer) or the caller's signal, until the answer is read.
     let abort: Abort | undefined;
@@ -416,7 +416,7 @@ export class Transport {
     }
     if (call.stream === true && response.status === 200) {
       cleanup();
-      if (call.signal?.aborted) throw new CancelledError("cancelled by the caller's signal", 0, call.signal.reason);
+      if (call.signal?.aborted) throw cancelledByCaller(call.signal.reason);
       return { kind: "answer", status: 200, body: undefined, location: null, response };
     }
     let text: string;
@@ -446,7 +446,7 @@ export class Transport {
   }
 
   private failed(error: unknown, call: Call, abort: Abort | undefined): Attempt {
-    if (call.signal?.aborted) throw new CancelledError("cancelled by the caller's signal", 0, call.signal.reason);
+    if (call.signal?.aborted) throw cancelledByCaller(call.signal.reason);
     if (abort?.aborted) return { kind: "timedOut" };
     const reason = tlsRefusal(error);
     if (reason !== undefined) return { kind: "tls", reason };
