@@ -13,7 +13,7 @@
 #include <mutex>
 #include <vector>
 
-#include "service/engine_service.h"
+#include "service/owned_event.h"
 
 namespace leasehold::server {
 

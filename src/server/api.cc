@@ -6,6 +6,7 @@
 #include <chrono>
 #include <map>
 
+#include "server/fault_point.h"
 #include "server/handlers.h"
 
 namespace leasehold::server {
@@ -140,6 +141,56 @@ void Call::Reply(unsigned status, const json::value& v) const {
 
 void Call::Fail(const Status& st) const { respond(ErrorResponse(st)); }
 
+Status SessionOwnerCheck::Check(Engine& engine, Time now) const {
+  if (session == 0) return Status::Ok();
+  auto info = engine.GetSession(now, session);
+  if (!info || info->caller == principal) return Status::Ok();
+  return Status(StatusCode::kForbidden, "session " + SessionIdText(session) +
+                                            " belongs to another principal");
+}
+
+template <typename Outcome>
+void Call::RunParkable(
+    std::function<Result<Outcome>(Engine&, Time)> command,
+    std::function<ApiResponse(const Outcome&)> answer,
+    std::function<ApiResponse(const FinishedWait&)> answer_finished) const {
+  if (route != nullptr && !route->Has(kMayPark)) {
+    return Fail(Status(StatusCode::kInternal,
+                       "a route that may not park ran a parkable command"));
+  }
+  service.ExecuteParkable<Outcome>(
+      [owner = owner_check, command = std::move(command)](
+          Engine& e, Time now) -> Result<Outcome> {
+        if (Status st = owner.Check(e, now); !st.ok()) {
+          return std::unexpected(std::move(st));
+        }
+        return command(e, now);
+      },
+      [respond = respond, on_parked = on_parked,
+       answer = std::move(answer)](Result<Outcome> r) {
+        if (!r) return respond(ErrorResponse(r.error()));
+        if (!r->wait) return respond(answer(*r));
+        if (on_parked) on_parked(*r->wait);  // the answer comes below
+      },
+      [respond = respond, answer_finished = std::move(answer_finished)](
+          const Result<FinishedWait>& done) {
+        if (!done) return respond(ErrorResponse(done.error()));
+        if (done->result == AcquireResult::kGrantedAfterWait) {
+          FaultPoint(kFaultWaitGrantDurable);
+        }
+        respond(answer_finished(*done));
+      });
+}
+
+template void Call::RunParkable<AcquireOutcome>(
+    std::function<Result<AcquireOutcome>(Engine&, Time)>,
+    std::function<ApiResponse(const AcquireOutcome&)>,
+    std::function<ApiResponse(const FinishedWait&)>) const;
+template void Call::RunParkable<AcquireAllOutcome>(
+    std::function<Result<AcquireAllOutcome>(Engine&, Time)>,
+    std::function<ApiResponse(const AcquireAllOutcome&)>,
+    std::function<ApiResponse(const FinishedWait&)>) const;
+
 std::string Call::Query(std::string_view name) const {
   auto it = query.find(name);
   return it == query.end() ? std::string() : it->second;
@@ -253,10 +304,14 @@ void Api::Handle(ApiRequest request, Respond respond) {
          std::move(respond),
          request.method,
          std::string(raw_path),
-         nullptr};
-  c.history = history_;
-  c.metrics = metrics_;
-  c.reload = reload_ ? &reload_ : nullptr;
+         nullptr,
+         nullptr,
+         history_,
+         metrics_,
+         nullptr,
+         nullptr,
+         reload_ ? &reload_ : nullptr,
+         {}};
 
   auto query = ParseQuery(target);
   if (!query) return c.Fail(BadTarget());
@@ -335,38 +390,14 @@ void Api::Handle(ApiRequest request, Respond respond) {
   }
   if (c.caller != nullptr) {
     if (auto id = NamedSession(c, match.id_index)) {
-      const bool admin_may =
-          match.route != nullptr && match.route->Has(kAdminMayActForOthers);
-      return RouteWithinSession(std::make_shared<Call>(std::move(c)), *id,
-                                admin_may);
+      const TokenGrant& who = *c.caller;
+      const bool admin = match.route != nullptr &&
+                         match.route->Has(kAdminMayActForOthers) &&
+                         who.role == Role::kAdmin && who.AllNamespaces();
+      if (!admin) c.owner_check = {*id, who.principal};
     }
   }
   Dispatch(c);
-}
-
-void Api::RouteWithinSession(std::shared_ptr<Call> c, SessionId id,
-                             bool admin_may) {
-  service_.Execute<Result<SessionInfo>>(
-      [id](Engine& e, Time now) { return e.GetSession(now, id); },
-      [this, c, id, admin_may](Result<Result<SessionInfo>> r) {
-        if (!r) return c->Fail(r.error());
-        // An unknown session is left to the handler (session_not_found);
-        // ids are never reused, so a session seen here stays the caller's.
-        if (*r) {
-          const TokenGrant& who = *c->caller;
-          const bool own = (*r)->caller == who.principal;
-          const bool admin =
-              admin_may && who.role == Role::kAdmin && who.AllNamespaces();
-          if (!own && !admin) {
-            return c->Fail(Status(StatusCode::kForbidden,
-                                  "session " + SessionIdText(id) +
-                                      " belongs to another principal"));
-          }
-        }
-        Dispatch(*c);
-      },
-      // Only asks whose it is: answered during a store outage too.
-      EngineService::Access::kRead);
 }
 
 void Api::Dispatch(Call& c) {

@@ -117,6 +117,9 @@ class Api {
 
   // Answers `request` through `respond`, exactly once, on any thread.
   void Handle(ApiRequest request, Respond respond);
+  // Ends a request that Handle() parked (the wait id it gave on_parked):
+  // its answer is then -2, as a cancelled wait's. For a client that hung up.
+  void CancelWait(WaitId wait) { service_.CancelWait(wait); }
 
   // Who may watch which events: the `ns` query parameter of `target`, as
   // far as the caller's token allows. 400 for a malformed query or an `ns`
@@ -128,10 +131,6 @@ class Api {
  private:
   // Runs the checked call's route, or answers 404 when none serves it.
   static void Dispatch(Call& c);
-  // Dispatches `c` once its named session is known to be the caller's own
-  // (or, with `admin_may`, once the caller administers every namespace).
-  void RouteWithinSession(std::shared_ptr<Call> c, SessionId id,
-                          bool admin_may);
 
   EngineService& service_;
   ApiOptions options_;

@@ -5,7 +5,7 @@ namespace leasehold::server {
 Frontend::Frontend(boost::asio::io_context& io, EngineService& service,
                    ApiOptions api_options, HttpOptions http_options)
     : api_(service, std::move(api_options), &metrics_),
-      http_(io, api_, service, std::move(http_options), &hub_) {
+      http_(io, api_, std::move(http_options), &hub_) {
   service.SetEventListener([this](const std::vector<OwnedEvent>& events) {
     metrics_.OnEvents(events);
     history_.OnEvents(events);

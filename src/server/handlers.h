@@ -16,6 +16,20 @@
 
 namespace leasehold::server {
 
+// With authentication on, the session a request acts through and the
+// principal that must have opened it. Checked inside the same engine step
+// as the request's command (Call::Run, Call::RunParkable), so that nothing
+// runs between the check and the act.
+struct SessionOwnerCheck {
+  SessionId session = 0;  // 0: nothing to check
+  std::string principal;
+
+  // OK, or kForbidden when `session` was opened by another principal. An
+  // unknown session is left to the command (session_not_found); ids are
+  // never reused.
+  Status Check(Engine& engine, Time now) const;
+};
+
 // One request on its way through a handler.
 struct Call {
   EngineService& service;
@@ -38,6 +52,7 @@ struct Call {
   const cluster::ClusterView* cluster = nullptr;
   std::shared_ptr<const Authenticator> auth = nullptr;  // as found
   const Api::Reload* reload = nullptr;                  // null: no config file
+  SessionOwnerCheck owner_check;  // session 0 without authentication
 
   // The principal that opens sessions through this call ("" when off).
   std::string CallerName() const {
@@ -56,21 +71,40 @@ struct Call {
   // The path segment at the route's {`name`}, decoded; "" when none.
   const std::string& Param(std::string_view name) const;
 
-  // Runs `command` on the engine and answers with `render` of its result,
-  // or with the error. A GET only reads (HTTP's safe method): during a
-  // store outage it is answered from the last acknowledged state.
+  // Runs `command` on the engine, after owner_check in the same step, and
+  // answers with `render` of its result, or with the error. A kReadOnly
+  // route's command only reads: during a store outage it is answered from
+  // the last acknowledged state.
   template <typename R>
   void Run(std::function<R(Engine&, Time)> command,
            std::function<ApiResponse(R&)> render) const {
-    service.Execute<R>(
-        std::move(command),
-        [respond = respond, render = std::move(render)](Result<R> r) {
-          respond(r ? render(*r) : ErrorResponse(r.error()));
+    service.Execute<Result<R>>(
+        [owner = owner_check, command = std::move(command)](
+            Engine& e, Time now) -> Result<R> {
+          if (Status st = owner.Check(e, now); !st.ok()) {
+            return std::unexpected(std::move(st));
+          }
+          return command(e, now);
         },
-        route != nullptr && route->method == "GET"
+        [respond = respond, render = std::move(render)](Result<Result<R>> r) {
+          if (r && *r) return respond(render(**r));
+          respond(ErrorResponse(r ? r->error() : r.error()));
+        },
+        route != nullptr && route->Has(kReadOnly)
             ? EngineService::Access::kRead
             : EngineService::Access::kWrite);
   }
+
+  // Runs `command`, an acquire that may park (locks, permits, a set of
+  // locks: a kMayPark route), after owner_check in the same step, and
+  // answers with `answer` of what the engine decided at once; when it
+  // parked, tells on_parked and answers with `answer_finished` once the
+  // wait ends. Defined for AcquireOutcome and AcquireAllOutcome.
+  template <typename Outcome>
+  void RunParkable(
+      std::function<Result<Outcome>(Engine&, Time)> command,
+      std::function<ApiResponse(const Outcome&)> answer,
+      std::function<ApiResponse(const FinishedWait&)> answer_finished) const;
 };
 
 ApiResponse JsonResponse(unsigned status, const boost::json::value& v);

@@ -156,21 +156,12 @@ ApiResponse Answer(const AcquireAllResult& r) {
 void AcquireAllLocks(Call& c, const std::string& ns) {
   auto body = ParseBody(c.body, ns);
   if (!body) return c.Fail(body.error());
-  c.service.AcquireAll(
-      body->Request(),
-      [respond = c.respond,
-       on_parked = c.on_parked](Result<AcquireAllOutcome> r) {
-        if (!r) return respond(ErrorResponse(r.error()));
-        if (!r->wait) return respond(Answer(r->result));
-        if (on_parked) on_parked(*r->wait);  // the answer comes below
+  c.RunParkable<AcquireAllOutcome>(
+      [body = std::move(*body)](Engine& e, Time now) {
+        return e.AcquireAll(now, body.Request());
       },
-      [respond = c.respond](const Result<FinishedWait>& done) {
-        if (!done) return respond(ErrorResponse(done.error()));
-        if (done->result == AcquireResult::kGrantedAfterWait) {
-          FaultPoint(kFaultWaitGrantDurable);
-        }
-        respond(Answer(*done->all));
-      });
+      [](const AcquireAllOutcome& r) { return Answer(r.result); },
+      [](const FinishedWait& done) { return Answer(*done.all); });
 }
 
 }  // namespace leasehold::server

@@ -116,33 +116,19 @@ void AcquireLock(Call& c, const std::string& ns) {
     return c.Fail(
         Status(StatusCode::kBadTimeout, "timeout_ms must be an integer"));
   }
-  OwnedLockRequest req{args->session,
-                       ns,
-                       args->principal,
-                       args->resource,
-                       *mode,
-                       args->owner,
-                       milliseconds(timeout->value_or(-1))};
-  auto respond = c.respond;
-  auto on_parked = c.on_parked;
-  c.service.Acquire(
-      std::move(req),
-      [respond, on_parked](Result<AcquireOutcome> r) {
-        if (!r) return respond(ErrorResponse(r.error()));
-        if (r->wait) {
-          if (on_parked) on_parked(*r->wait);
-          return;  // the answer comes when the wait ends
-        }
-        respond(AcquireResponse(r->result, r->fence, r->held, r->count,
-                                r->deadlock));
+  c.RunParkable<AcquireOutcome>(
+      [ns, a = *args, mode = *mode,
+       timeout = milliseconds(timeout->value_or(-1))](Engine& e, Time now) {
+        return e.Acquire(
+            now,
+            {a.session, {ns, a.principal, a.resource}, mode, a.owner, timeout});
       },
-      [respond](const Result<FinishedWait>& done) {
-        if (!done) return respond(ErrorResponse(done.error()));
-        if (done->result == AcquireResult::kGrantedAfterWait) {
-          FaultPoint(kFaultWaitGrantDurable);
-        }
-        respond(AcquireResponse(done->result, done->fence, done->held,
-                                done->count, done->deadlock));
+      [](const AcquireOutcome& r) {
+        return AcquireResponse(r.result, r.fence, r.held, r.count, r.deadlock);
+      },
+      [](const FinishedWait& done) {
+        return AcquireResponse(done.result, done.fence, done.held, done.count,
+                               done.deadlock);
       });
 }
 

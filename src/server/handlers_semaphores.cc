@@ -85,28 +85,22 @@ void AcquireSemaphore(Call& c, const std::string& ns, const std::string& name) {
     return c.Fail(
         Status(StatusCode::kBadTimeout, "timeout_ms must be an integer"));
   }
-  const SemaphoreRequest req{
-      holder->session, {ns, holder->principal, name},      *permits, *limit,
-      holder->owner,   milliseconds(timeout->value_or(-1))};
-  auto respond = c.respond;
-  auto on_parked = c.on_parked;
-  c.service.AcquireSemaphore(
-      req,
-      [respond, on_parked](Result<AcquireOutcome> r) {
-        if (!r) return respond(ErrorResponse(r.error()));
-        if (r->wait) {
-          if (on_parked) on_parked(*r->wait);
-          return;  // the answer comes when the wait ends
-        }
-        respond(AcquireResponse(r->result, r->fence, r->count, r->deadlock));
+  c.RunParkable<AcquireOutcome>(
+      [ns, name, h = *holder, permits = *permits, limit = *limit,
+       timeout = milliseconds(timeout->value_or(-1))](Engine& e, Time now) {
+        return e.AcquireSemaphore(now, {h.session,
+                                        {ns, h.principal, name},
+                                        permits,
+                                        limit,
+                                        h.owner,
+                                        timeout});
       },
-      [respond](const Result<FinishedWait>& done) {
-        if (!done) return respond(ErrorResponse(done.error()));
-        if (done->result == AcquireResult::kGrantedAfterWait) {
-          FaultPoint(kFaultWaitGrantDurable);
-        }
-        respond(AcquireResponse(done->result, done->fence, done->count,
-                                done->deadlock));
+      [](const AcquireOutcome& r) {
+        return AcquireResponse(r.result, r.fence, r.count, r.deadlock);
+      },
+      [](const FinishedWait& done) {
+        return AcquireResponse(done.result, done.fence, done.count,
+                               done.deadlock);
       });
 }
 

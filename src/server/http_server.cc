@@ -46,11 +46,9 @@ class Connection {
 
 class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
  public:
-  Impl(asio::io_context& io, Api& api, EngineService& service, HttpOptions o,
-       EventHub* events)
+  Impl(asio::io_context& io, Api& api, HttpOptions o, EventHub* events)
       : io_(io),
         api_(api),
-        service_(service),
         options_(std::move(o)),
         events_(events),
         tls_(options_.tls),
@@ -66,7 +64,6 @@ class HttpServer::Impl : public std::enable_shared_from_this<Impl> {
 
   asio::io_context& io_;
   Api& api_;
-  EngineService& service_;
   const HttpOptions options_;
   EventHub* events_;
   // What new handshakes use (null: plaintext); SetTls swaps it.
@@ -318,7 +315,7 @@ class BasicConnection final
               self->buffer_.size() > read_ahead_limit) {
             // Hung up, or sent more than a whole request ahead of its
             // answer: stop reading, end the wait, close after answering.
-            self->server_->service_.CancelWait(self->wait_);
+            self->server_->api_.CancelWait(self->wait_);
             self->keep_alive_ = false;
           } else if (!ec) {
             self->Watch(self->wait_, self->request_seq_);
@@ -663,10 +660,9 @@ void HttpServer::Impl::Stop() {
   for (auto& c : live) c->CloseIfIdle();
 }
 
-HttpServer::HttpServer(asio::io_context& io, Api& api, EngineService& service,
-                       HttpOptions options, EventHub* events)
-    : impl_(std::make_shared<Impl>(io, api, service, std::move(options),
-                                   events)) {}
+HttpServer::HttpServer(asio::io_context& io, Api& api, HttpOptions options,
+                       EventHub* events)
+    : impl_(std::make_shared<Impl>(io, api, std::move(options), events)) {}
 
 HttpServer::~HttpServer() = default;
 

@@ -43,8 +43,8 @@ class BasicConnection;
 class HttpServer {
  public:
   // `events` (may be null) serves GET /v1/events as Server-Sent Events.
-  HttpServer(boost::asio::io_context& io, Api& api, EngineService& service,
-             HttpOptions options, EventHub* events = nullptr);
+  HttpServer(boost::asio::io_context& io, Api& api, HttpOptions options,
+             EventHub* events = nullptr);
   ~HttpServer();
 
   // Binds and starts accepting. Returns the port bound (useful with port 0).

@@ -16,7 +16,8 @@
 #include <vector>
 
 #include "cluster/cluster_view.h"
-#include "service/engine_service.h"
+#include "service/owned_event.h"
+#include "store/group_commit.h"
 
 namespace leasehold::server {
 

@@ -84,6 +84,13 @@ enum RouteTrait : std::uint8_t {
   // Answered by every node of a cluster, a standby too (health, metrics,
   // the cluster's state); the rest is the leader's (Api::ToLeader).
   kEveryNode = 1 << 4,
+  // Changes nothing: its engine commands (Call::Run) only read, and during
+  // a store outage are answered from the last acknowledged state. Every
+  // GET, and only GET (HTTP's safe method), has it.
+  kReadOnly = 1 << 5,
+  // Its command may park until the engine decides it (Call::RunParkable):
+  // an acquire that waits for locks or permits.
+  kMayPark = 1 << 6,
 };
 
 // One endpoint.

@@ -156,6 +156,20 @@ TEST(RoutesTest, EachRouteAsksForItsRole) {
   }
 }
 
+TEST(RoutesTest, ACommandsTraitsAreInTheTable) {
+  for (const Route& r : Routes()) {
+    // Read-only is HTTP's safe method, stated once per route.
+    EXPECT_EQ(r.Has(kReadOnly), r.method == "GET") << r.pattern.text();
+    // Only the acquires wait.
+    const std::string_view path = r.pattern.text();
+    EXPECT_EQ(r.Has(kMayPark),
+              r.method == "POST" && (path.ends_with("/acquire") ||
+                                     path.ends_with("/acquire-all")))
+        << path;
+    EXPECT_FALSE(r.Has(kMayPark) && r.Has(kReadOnly)) << r.pattern.text();
+  }
+}
+
 TEST(RoutesTest, OnlyGetV1EventsIsAnEventStream) {
   EXPECT_TRUE(IsEventStreamTarget("GET", "/v1/events"));
   EXPECT_FALSE(IsEventStreamTarget("POST", "/v1/events"));

@@ -1,6 +1,7 @@
 // EngineService with a real io_context, a real SQLite file and the real
 // clock: completions after durability, parked waits, the one timer.
 #include "service/engine_service.h"
+#include "service/acquire_for_test.h"
 
 #include <gtest/gtest.h>
 
@@ -72,10 +73,11 @@ class EngineServiceTest : public ::testing::Test {
 
   AcquireOutcome Acquire(Parked& p, SessionId s, const std::string& resource,
                          LockMode mode, milliseconds timeout) {
-    OwnedLockRequest r{
+    TestLockRequest r{
         s, "app", "public", resource, mode, LockOwner::kSession, timeout};
-    service_->Acquire(
-        r, [&](Result<AcquireOutcome> o) { p.started.set_value(std::move(o)); },
+    AcquireVia(
+        *service_, r,
+        [&](Result<AcquireOutcome> o) { p.started.set_value(std::move(o)); },
         [&](const Result<FinishedWait>& f) { p.finished.set_value(f); });
     auto o = p.started.get_future().get();
     EXPECT_TRUE(o.has_value());

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "common/manual_clock.h"
+#include "service/acquire_for_test.h"
 #include "service/engine_service.h"
 #include "store/memory/memory_store.h"
 
@@ -81,11 +82,13 @@ TEST_F(ManualClockServiceTest, DeadlinesApplyWhenTheClockIsMovedAndToldSo) {
   ASSERT_TRUE(checkout.has_value() && checkout->has_value());
   std::promise<Result<FinishedWait>> finished;
   std::promise<Result<AcquireOutcome>> started;
-  service_->Acquire(
+  AcquireVia(
+      *service_,
       {asha, "app", "public", "r", LockMode::kExclusive, LockOwner::kSession,
        milliseconds(0)},
       [](Result<AcquireOutcome>) {}, [](auto&) {});
-  service_->Acquire(
+  AcquireVia(
+      *service_,
       {ravi, "app", "public", "r", LockMode::kExclusive, LockOwner::kSession,
        seconds(10)},
       [&](Result<AcquireOutcome> o) { started.set_value(std::move(o)); },

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "common/real_clock.h"
+#include "service/acquire_for_test.h"
 #include "service/engine_service.h"
 #include "store/sqlite/sqlite_store.h"
 #include "tests/testing/temp_dir.h"
@@ -118,7 +119,8 @@ TEST_F(StandbyTest, PastTheLeaseDeadlineEveryCommandIsRefused) {
   ASSERT_FALSE(read.has_value());
   EXPECT_EQ(read.error().code(), StatusCode::kUnavailable);
   std::promise<Result<AcquireOutcome>> started;
-  service_->Acquire(
+  AcquireVia(
+      *service_,
       {*s, "app", "public", "x", LockMode::kExclusive, LockOwner::kSession,
        milliseconds(0)},
       [&](Result<AcquireOutcome> o) { started.set_value(std::move(o)); },
@@ -144,7 +146,8 @@ TEST_F(StandbyTest, DetachAnswersAParkedRequestAndTheNextLeaderKeepsTheLock) {
   auto take = [&](SessionId s, milliseconds timeout,
                   std::promise<Result<AcquireOutcome>>& started,
                   std::promise<Result<FinishedWait>>& finished) {
-    service_->Acquire(
+    AcquireVia(
+        *service_,
         {s, "app", "public", "x", LockMode::kExclusive, LockOwner::kSession,
          timeout},
         [&](Result<AcquireOutcome> o) { started.set_value(std::move(o)); },

@@ -10,6 +10,7 @@
 
 #include "common/log.h"
 #include "common/real_clock.h"
+#include "service/acquire_for_test.h"
 #include "service/engine_service.h"
 #include "store/sqlite/sqlite_store.h"
 #include "tests/testing/temp_dir.h"
@@ -118,7 +119,8 @@ class StoreRecoveryTest : public ::testing::Test {
   Result<AcquireOutcome> Acquire(Request& r, SessionId s, const std::string& ns,
                                  const std::string& resource,
                                  milliseconds timeout = milliseconds(0)) {
-    service_->Acquire(
+    AcquireVia(
+        *service_,
         {s, ns, "public", resource, LockMode::kExclusive, LockOwner::kSession,
          timeout},
         [&](Result<AcquireOutcome> o) { r.started.set_value(std::move(o)); },
