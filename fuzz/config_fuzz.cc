@@ -8,8 +8,8 @@
 #include <string_view>
 
 #include "cli/serve_config.h"
+#include "engine/lock_types.h"
 #include "fuzz/fuzz_check.h"
-#include "leasehold/types.h"
 
 namespace {
 

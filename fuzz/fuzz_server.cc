@@ -3,7 +3,7 @@
 #include <boost/json.hpp>
 #include <string>
 
-#include "leasehold/types.h"
+#include "engine/lock_types.h"
 #include "store/sqlite/sqlite_store.h"
 
 namespace leasehold::fuzz {

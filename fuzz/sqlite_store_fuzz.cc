@@ -17,8 +17,8 @@
 #include <fstream>
 #include <string>
 
+#include "common/clock.h"
 #include "fuzz/fuzz_check.h"
-#include "leasehold/clock.h"
 #include "leasehold/engine.h"
 #include "store/restore.h"
 #include "store/sqlite/sqlite_store.h"

@@ -30,12 +30,12 @@
 #include <string_view>
 #include <vector>
 
-#include "leasehold/clock.h"
-#include "leasehold/journal.h"
-#include "leasehold/outbox.h"
-#include "leasehold/records.h"
-#include "leasehold/status.h"
-#include "leasehold/types.h"
+#include "common/clock.h"
+#include "common/status.h"
+#include "engine/journal.h"
+#include "engine/lock_types.h"
+#include "engine/outbox.h"
+#include "engine/records.h"
 
 namespace leasehold {
 

@@ -21,8 +21,8 @@
 #include <memory>
 #include <string>
 
+#include "engine/records.h"
 #include "leasehold/client.h"
-#include "leasehold/records.h"
 
 namespace leasehold::testing {
 

@@ -6,9 +6,9 @@
 #include <iostream>
 
 #include "client/url.h"
+#include "common/status.h"
 #include "http/spawned_server.h"
 #include "http/tls_client.h"
-#include "leasehold/status.h"
 #include "loadgen/bench.h"
 #include "loadgen/bench_flags.h"
 

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "leasehold/status.h"
+#include "common/status.h"
 
 namespace leasehold::cli {
 

@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "common/clock.h"
 #include "common/real_clock.h"
-#include "leasehold/clock.h"
 
 namespace leasehold::cli {
 

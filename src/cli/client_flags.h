@@ -10,8 +10,8 @@
 #include <optional>
 #include <string>
 
+#include "common/clock.h"
 #include "leasehold/client.h"
-#include "leasehold/clock.h"
 
 namespace leasehold::cli {
 

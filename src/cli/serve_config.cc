@@ -4,7 +4,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "leasehold/types.h"
+#include "engine/lock_types.h"
 
 namespace leasehold::cli {
 

@@ -42,7 +42,7 @@
 #include <string_view>
 #include <vector>
 
-#include "leasehold/status.h"
+#include "common/status.h"
 #include "pg/connection.h"
 #include "pg/watchdog.h"
 

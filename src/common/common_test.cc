@@ -4,11 +4,11 @@
 #include <thread>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/real_clock.h"
+#include "common/status.h"
 #include "common/token.h"
-#include "leasehold/clock.h"
-#include "leasehold/status.h"
 
 namespace leasehold {
 namespace {

@@ -18,8 +18,8 @@
 #include <utility>
 #include <vector>
 
-#include "leasehold/clock.h"
-#include "leasehold/status.h"
+#include "common/clock.h"
+#include "common/status.h"
 
 namespace leasehold::log {
 

@@ -5,8 +5,8 @@
 
 #include <mutex>
 
-#include "leasehold/clock.h"
-#include "leasehold/status.h"
+#include "common/clock.h"
+#include "common/status.h"
 
 namespace leasehold {
 

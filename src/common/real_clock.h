@@ -4,7 +4,7 @@
 
 #include <chrono>
 
-#include "leasehold/clock.h"
+#include "common/clock.h"
 
 namespace leasehold {
 

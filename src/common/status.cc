@@ -1,4 +1,4 @@
-#include "leasehold/status.h"
+#include "common/status.h"
 
 namespace leasehold {
 

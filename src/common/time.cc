@@ -1,7 +1,7 @@
 #include <chrono>
 #include <cstdio>
 
-#include "leasehold/clock.h"
+#include "common/clock.h"
 
 namespace leasehold {
 

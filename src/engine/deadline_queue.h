@@ -14,7 +14,7 @@
 #include <optional>
 #include <set>
 
-#include "leasehold/clock.h"
+#include "common/clock.h"
 
 namespace leasehold::engine {
 

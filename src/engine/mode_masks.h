@@ -6,7 +6,7 @@
 #include <array>
 #include <cstdint>
 
-#include "leasehold/types.h"
+#include "engine/lock_types.h"
 
 namespace leasehold::engine {
 

@@ -2,8 +2,8 @@
 #include <array>
 #include <cctype>
 
+#include "engine/lock_types.h"
 #include "engine/mode_masks.h"
-#include "leasehold/types.h"
 
 namespace leasehold {
 namespace {

@@ -3,7 +3,7 @@
 #include <map>
 #include <string>
 
-#include "leasehold/types.h"
+#include "engine/lock_types.h"
 
 namespace leasehold {
 namespace {

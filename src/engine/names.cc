@@ -3,7 +3,7 @@
 #include <cstring>
 #include <string>
 
-#include "leasehold/types.h"
+#include "engine/lock_types.h"
 
 namespace leasehold {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "leasehold/types.h"
+#include "engine/lock_types.h"
 
 namespace leasehold {
 namespace {

@@ -13,7 +13,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "leasehold/journal.h"
+#include "engine/journal.h"
 
 namespace leasehold::engine {
 

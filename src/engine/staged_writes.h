@@ -19,9 +19,9 @@
 #include <variant>
 #include <vector>
 
-#include "leasehold/records.h"
-#include "leasehold/status.h"
-#include "leasehold/types.h"
+#include "common/status.h"
+#include "engine/lock_types.h"
+#include "engine/records.h"
 
 namespace leasehold::engine {
 

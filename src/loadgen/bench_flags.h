@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string>
 
-#include "leasehold/status.h"
+#include "common/status.h"
 #include "loadgen/bench.h"
 
 namespace leasehold::loadgen {

@@ -17,7 +17,7 @@
 #include <random>
 #include <string>
 
-#include "leasehold/status.h"
+#include "common/status.h"
 #include "loadgen/bench_options.h"
 #include "loadgen/phase.h"
 #include "peers/peer.h"

@@ -25,7 +25,7 @@
 #include <string>
 #include <string_view>
 
-#include "leasehold/status.h"
+#include "common/status.h"
 
 namespace leasehold::peers {
 

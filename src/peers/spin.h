@@ -12,7 +12,7 @@
 #include <random>
 #include <thread>
 
-#include "leasehold/status.h"
+#include "common/status.h"
 
 namespace leasehold::peers {
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include "leasehold/status.h"
+#include "common/status.h"
 
 namespace leasehold::pg {
 

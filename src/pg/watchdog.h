@@ -30,7 +30,7 @@
 #include <string_view>
 #include <thread>
 
-#include "leasehold/status.h"
+#include "common/status.h"
 
 namespace leasehold::pg {
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "leasehold/clock.h"
-#include "leasehold/status.h"
+#include "common/clock.h"
+#include "common/status.h"
 #include "peers/peer.h"
 #include "race/tally.h"
 

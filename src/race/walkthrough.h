@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "leasehold/status.h"
+#include "common/status.h"
 #include "peers/peer.h"
 
 namespace leasehold::race {

@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "leasehold/clock.h"
+#include "common/clock.h"
 
 namespace leasehold::server {
 

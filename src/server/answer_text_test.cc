@@ -9,7 +9,7 @@
 #include <limits>
 #include <string>
 
-#include "leasehold/clock.h"
+#include "common/clock.h"
 
 namespace leasehold::server {
 namespace {

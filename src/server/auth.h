@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "leasehold/status.h"
+#include "common/status.h"
 #include "server/tls_context.h"
 
 namespace leasehold::server {

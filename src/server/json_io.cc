@@ -1,6 +1,6 @@
 #include "server/json_io.h"
 
-#include "leasehold/types.h"
+#include "engine/lock_types.h"
 
 namespace leasehold::server {
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <string_view>
 
-#include "leasehold/clock.h"
-#include "leasehold/status.h"
+#include "common/clock.h"
+#include "common/status.h"
 
 namespace leasehold::server {
 

@@ -67,8 +67,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/manual_clock.h"
-#include "leasehold/clock.h"
 #include "leasehold/engine.h"
 #include "service/backup_runner.h"
 #include "service/commit_pipeline.h"

@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "leasehold/status.h"
+#include "common/status.h"
 
 namespace leasehold::sqlite {
 

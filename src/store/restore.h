@@ -5,7 +5,7 @@
 
 #include <memory>
 
-#include "leasehold/clock.h"
+#include "common/clock.h"
 #include "leasehold/engine.h"
 #include "store/store.h"
 

@@ -1,6 +1,6 @@
 // Store: where the engine's durable state lives.
 //
-// The engine produces journal entries (leasehold/journal.h); a Store makes a
+// The engine produces journal entries (engine/journal.h); a Store makes a
 // batch of them durable at once and gives the whole state back at start-up.
 // Implementations: SqliteStore (sqlite/), PostgresStore (postgres/),
 // MemoryStore (memory/: nothing on disk, for tests). Every
@@ -14,8 +14,8 @@
 #include <string>
 #include <string_view>
 
-#include "leasehold/journal.h"
-#include "leasehold/status.h"
+#include "common/status.h"
+#include "engine/journal.h"
 
 namespace leasehold {
 

@@ -9,7 +9,7 @@
 #include <future>
 #include <thread>
 
-#include "leasehold/clock.h"
+#include "common/clock.h"
 
 namespace leasehold::testing {
 namespace {

@@ -10,7 +10,7 @@
 #include <fstream>
 #include <iostream>
 
-#include "leasehold/clock.h"
+#include "common/clock.h"
 #include "tests/testing/server_process.h"
 #include "tests/testing/temp_dir.h"
 

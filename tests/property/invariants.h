@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/lock_types.h"
 #include "leasehold/engine.h"
-#include "leasehold/types.h"
 
 namespace leasehold::property {
 

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "leasehold/types.h"
+#include "engine/lock_types.h"
 
 namespace leasehold::property {
 

@@ -9,7 +9,7 @@
 #include <span>
 #include <utility>
 
-#include "leasehold/status.h"
+#include "common/status.h"
 
 namespace leasehold::scenarios {
 namespace {

@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "leasehold/types.h"
+#include "engine/lock_types.h"
 
 namespace leasehold::scenarios {
 

@@ -8,8 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/status.h"
 #include "leasehold/engine.h"
-#include "leasehold/status.h"
 
 namespace leasehold::scenarios {
 namespace {

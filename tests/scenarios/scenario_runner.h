@@ -16,7 +16,7 @@
 #include <optional>
 #include <string>
 
-#include "leasehold/clock.h"
+#include "common/clock.h"
 #include "tests/scenarios/scenario_parser.h"
 
 namespace leasehold::scenarios {

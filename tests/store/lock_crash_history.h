@@ -19,8 +19,8 @@
 #include <tuple>
 #include <vector>
 
-#include "leasehold/journal.h"
-#include "leasehold/types.h"
+#include "engine/journal.h"
+#include "engine/lock_types.h"
 
 namespace leasehold::lock_crash {
 

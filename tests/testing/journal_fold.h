@@ -13,8 +13,8 @@
 #include <tuple>
 #include <utility>
 
+#include "engine/journal.h"
 #include "leasehold/engine.h"
-#include "leasehold/journal.h"
 
 namespace leasehold::testing {
 

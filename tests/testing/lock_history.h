@@ -40,7 +40,7 @@
 #include <string>
 #include <vector>
 
-#include "leasehold/types.h"
+#include "engine/lock_types.h"
 
 namespace leasehold::testing {
 

@@ -8,7 +8,7 @@
 #include <optional>
 #include <string_view>
 
-#include "leasehold/types.h"
+#include "engine/lock_types.h"
 
 namespace leasehold::testing {
 

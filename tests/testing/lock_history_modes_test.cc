@@ -1,7 +1,7 @@
 // The checker's own mode table agrees with the engine's, pair by pair.
 #include <gtest/gtest.h>
 
-#include "leasehold/types.h"
+#include "engine/lock_types.h"
 #include "tests/testing/lock_history_modes.h"
 
 namespace leasehold::testing {

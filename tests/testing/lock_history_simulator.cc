@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "leasehold/types.h"
+#include "engine/lock_types.h"
 
 namespace leasehold::testing {
 namespace {

@@ -11,7 +11,7 @@
 #include <string>
 #include <thread>
 
-#include "leasehold/types.h"
+#include "engine/lock_types.h"
 #include "tests/testing/leader_client.h"
 #include "tests/testing/lock_history.h"
 

@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "leasehold/clock.h"
+#include "common/clock.h"
 #include "service/engine_service.h"
 #include "store/sqlite/sqlite_store.h"
 

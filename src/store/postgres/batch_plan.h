@@ -12,7 +12,7 @@
 #include <deque>
 #include <vector>
 
-#include "leasehold/journal.h"
+#include "engine/journal.h"
 
 namespace leasehold::postgres {
 

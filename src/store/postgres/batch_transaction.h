@@ -12,8 +12,8 @@
 #include <cstdint>
 #include <string>
 
-#include "leasehold/journal.h"
-#include "leasehold/status.h"
+#include "common/status.h"
+#include "engine/journal.h"
 
 namespace leasehold::postgres {
 

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "leasehold/status.h"
+#include "common/status.h"
 #include "pg/connection.h"
 
 namespace leasehold::postgres {

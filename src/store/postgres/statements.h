@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "leasehold/status.h"
+#include "common/status.h"
 #include "store/postgres/batch_plan.h"
 #include "store/postgres/wire.h"
 

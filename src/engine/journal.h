@@ -1,8 +1,8 @@
 // The journal: the durable changes an engine command makes, in the order it
 // made them. The engine produces entries; a Store makes them durable; on
 // start-up the Store's state is loaded back into the engine.
-#ifndef LEASEHOLD_JOURNAL_H_
-#define LEASEHOLD_JOURNAL_H_
+#ifndef LEASEHOLD_ENGINE_JOURNAL_H_
+#define LEASEHOLD_ENGINE_JOURNAL_H_
 
 #include <chrono>
 #include <cstdint>
@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "leasehold/clock.h"
-#include "leasehold/types.h"
+#include "common/clock.h"
+#include "engine/lock_types.h"
 
 namespace leasehold {
 
@@ -165,4 +165,4 @@ struct DurableState {
 
 }  // namespace leasehold
 
-#endif  // LEASEHOLD_JOURNAL_H_
+#endif  // LEASEHOLD_ENGINE_JOURNAL_H_

@@ -1,12 +1,12 @@
 // Vocabulary of application locks: modes, owners, results and identifiers.
 // The semantics follow SQL Server's sp_getapplock (see docs/lock-manager.md).
-#ifndef LEASEHOLD_TYPES_H_
-#define LEASEHOLD_TYPES_H_
+#ifndef LEASEHOLD_ENGINE_LOCK_TYPES_H_
+#define LEASEHOLD_ENGINE_LOCK_TYPES_H_
 
 #include <cstdint>
 #include <string_view>
 
-#include "leasehold/status.h"
+#include "common/status.h"
 
 namespace leasehold {
 
@@ -86,4 +86,4 @@ std::string EscapeInvalidUtf8(std::string_view bytes);
 
 }  // namespace leasehold
 
-#endif  // LEASEHOLD_TYPES_H_
+#endif  // LEASEHOLD_ENGINE_LOCK_TYPES_H_

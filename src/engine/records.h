@@ -1,8 +1,8 @@
 // Records and checkouts: the vocabulary of visible locks with an expiry.
 // The commands are Engine methods (engine.h); semantics in docs/api.md,
 // "Records and checkouts".
-#ifndef LEASEHOLD_RECORDS_H_
-#define LEASEHOLD_RECORDS_H_
+#ifndef LEASEHOLD_ENGINE_RECORDS_H_
+#define LEASEHOLD_ENGINE_RECORDS_H_
 
 #include <chrono>
 #include <cstdint>
@@ -11,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include "leasehold/clock.h"
-#include "leasehold/types.h"
+#include "common/clock.h"
+#include "engine/lock_types.h"
 
 namespace leasehold {
 
@@ -168,4 +168,4 @@ struct NamespaceOptions {
 
 }  // namespace leasehold
 
-#endif  // LEASEHOLD_RECORDS_H_
+#endif  // LEASEHOLD_ENGINE_RECORDS_H_

@@ -1,8 +1,8 @@
 // Time in leasehold is an input. The engine takes `now` as an argument of
 // every command; everything else that needs the time is handed a Clock&.
 // Only src/common/real_clock.cc reads the system clock.
-#ifndef LEASEHOLD_CLOCK_H_
-#define LEASEHOLD_CLOCK_H_
+#ifndef LEASEHOLD_COMMON_CLOCK_H_
+#define LEASEHOLD_COMMON_CLOCK_H_
 
 #include <chrono>
 #include <optional>
@@ -31,4 +31,4 @@ class Clock {
 
 }  // namespace leasehold
 
-#endif  // LEASEHOLD_CLOCK_H_
+#endif  // LEASEHOLD_COMMON_CLOCK_H_

@@ -4,8 +4,8 @@
 // code (which maps 1:1 to the snake_case error codes of docs/api.md) and a
 // message that says what is wrong and how to fix it. No exception crosses a
 // module boundary.
-#ifndef LEASEHOLD_STATUS_H_
-#define LEASEHOLD_STATUS_H_
+#ifndef LEASEHOLD_COMMON_STATUS_H_
+#define LEASEHOLD_COMMON_STATUS_H_
 
 #include <expected>
 #include <string>
@@ -97,4 +97,4 @@ inline std::unexpected<Status> Error(StatusCode code, std::string message) {
 
 }  // namespace leasehold
 
-#endif  // LEASEHOLD_STATUS_H_
+#endif  // LEASEHOLD_COMMON_STATUS_H_

@@ -3,8 +3,8 @@
 // (engine.h, "Idempotent operations" and "Outbox"); the contract is
 // docs/api.md, "Idempotent operations and the outbox"; the rules are in
 // docs/outbox.md.
-#ifndef LEASEHOLD_OUTBOX_H_
-#define LEASEHOLD_OUTBOX_H_
+#ifndef LEASEHOLD_ENGINE_OUTBOX_H_
+#define LEASEHOLD_ENGINE_OUTBOX_H_
 
 #include <chrono>
 #include <cstdint>
@@ -13,9 +13,9 @@
 #include <string_view>
 #include <vector>
 
-#include "leasehold/clock.h"
-#include "leasehold/records.h"
-#include "leasehold/types.h"
+#include "common/clock.h"
+#include "engine/lock_types.h"
+#include "engine/records.h"
 
 namespace leasehold {
 
@@ -108,4 +108,4 @@ struct OutboxSummary {
 
 }  // namespace leasehold
 
-#endif  // LEASEHOLD_OUTBOX_H_
+#endif  // LEASEHOLD_ENGINE_OUTBOX_H_
