@@ -1,5 +1,5 @@
 // How to test your own code's reaction to a lost lease or an expired
-// session without waiting for real minutes: include/leasehold/testing.h
+// session without waiting for real minutes: src/testing/test_server.h
 // starts the real server in the test's process with a clock that moves only
 // when told (docs/testing.md). Each test below moves it 10 minutes in a few
 // milliseconds of real time.
@@ -10,7 +10,7 @@
 #include <string>
 
 #include "leasehold/client.h"
-#include "leasehold/testing.h"
+#include "testing/test_server.h"
 
 namespace {
 

@@ -1,5 +1,5 @@
 // ManualClock: a Clock that moves only when told, for `serve --clock manual`
-// and the in-process test server (include/leasehold/testing.h).
+// and the in-process test server (src/testing/test_server.h).
 #ifndef LEASEHOLD_COMMON_MANUAL_CLOCK_H_
 #define LEASEHOLD_COMMON_MANUAL_CLOCK_H_
 

@@ -1,6 +1,6 @@
-// TestServer (include/leasehold/testing.h): what `leasehold serve --store
+// TestServer (src/testing/test_server.h): what `leasehold serve --store
 // memory --clock manual` runs (src/cli/serve.cc), started in this process.
-#include "leasehold/testing.h"
+#include "testing/test_server.h"
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>

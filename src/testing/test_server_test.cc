@@ -1,8 +1,8 @@
-// TestServer (include/leasehold/testing.h) through its public face only:
+// TestServer (src/testing/test_server.h) through its public face only:
 // the clock moves only when told, by exactly what was asked, refuses bad
 // moves, and a request blocked in a lock wait is answered when the clock
 // passes its timeout. No assertion on real time.
-#include "leasehold/testing.h"
+#include "testing/test_server.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // MemoryStore: a Store that keeps everything in this process's memory, for
 // `leasehold serve --store memory` and the in-process test server
-// (include/leasehold/testing.h): nothing on disk, nothing survives the
+// (src/testing/test_server.h): nothing on disk, nothing survives the
 // process. "Durable" here means only "held for as long as the process
 // lives", which is all a test needs.
 #ifndef LEASEHOLD_STORE_MEMORY_MEMORY_STORE_H_

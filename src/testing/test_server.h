@@ -12,8 +12,8 @@
 // tests in any language over HTTP).
 //
 // Link with the CMake target leasehold_testing.
-#ifndef LEASEHOLD_TESTING_H_
-#define LEASEHOLD_TESTING_H_
+#ifndef LEASEHOLD_TESTING_TEST_SERVER_H_
+#define LEASEHOLD_TESTING_TEST_SERVER_H_
 
 #include <chrono>
 #include <cstdint>
@@ -81,4 +81,4 @@ class TestServer {
 
 }  // namespace leasehold::testing
 
-#endif  // LEASEHOLD_TESTING_H_
+#endif  // LEASEHOLD_TESTING_TEST_SERVER_H_
