@@ -26,8 +26,8 @@
 #include <vector>
 
 #include "engine/deadlock_detector.h"
+#include "engine/engine.h"
 #include "engine/lock_table.h"
-#include "leasehold/engine.h"
 
 namespace {
 

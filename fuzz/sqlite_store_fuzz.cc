@@ -18,8 +18,8 @@
 #include <string>
 
 #include "common/clock.h"
+#include "engine/engine.h"
 #include "fuzz/fuzz_check.h"
-#include "leasehold/engine.h"
 #include "store/restore.h"
 #include "store/sqlite/sqlite_store.h"
 

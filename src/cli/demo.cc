@@ -9,7 +9,7 @@
 #include <string>
 
 #include "cli/cli.h"
-#include "leasehold/engine.h"
+#include "engine/engine.h"
 
 namespace leasehold::cli {
 namespace {

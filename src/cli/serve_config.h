@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "leasehold/engine.h"
+#include "engine/records.h"
 #include "server/api.h"
 #include "server/http_server.h"
 

@@ -4,7 +4,7 @@
 // their staged writes), LockManager (locks, waits, deadlocks), RecordTable,
 // OperationTable and OutboxTable, with one DeadlineQueue as the time source
 // for all of them. See docs/lock-manager.md for the rules of locks.
-#include "leasehold/engine.h"
+#include "engine/engine.h"
 
 #include <algorithm>
 #include <map>

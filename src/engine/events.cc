@@ -1,4 +1,4 @@
-#include "leasehold/engine.h"
+#include "engine/events.h"
 
 namespace leasehold {
 

@@ -24,9 +24,11 @@
 
 #include "engine/deadline_queue.h"
 #include "engine/deadlock_detector.h"
+#include "engine/engine_types.h"
+#include "engine/events.h"
+#include "engine/journal.h"
 #include "engine/lock_table.h"
 #include "engine/reserved_ids.h"
-#include "leasehold/engine.h"
 
 namespace leasehold::engine {
 

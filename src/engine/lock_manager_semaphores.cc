@@ -1,5 +1,5 @@
 // LockManager's semaphores: a resource whose holders share at most `limit`
-// permits (include/leasehold/engine.h, "Semaphores"). Everything that is not
+// permits (engine_types.h, "Semaphores"). Everything that is not
 // about permits (parking, timeouts, cancellation, deadlocks, victims, the
 // journal, sessions ending) is the locks' code in lock_manager.cc.
 #include <algorithm>

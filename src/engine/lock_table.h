@@ -13,10 +13,10 @@
 #include <unordered_set>
 
 #include "engine/compact_key.h"
+#include "engine/engine_types.h"
 #include "engine/mode_masks.h"
 #include "engine/object_pool.h"
 #include "engine/session.h"
-#include "leasehold/engine.h"
 
 namespace leasehold::engine {
 

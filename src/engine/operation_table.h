@@ -11,8 +11,11 @@
 #include <set>
 #include <string>
 
+#include "engine/engine_types.h"
+#include "engine/events.h"
+#include "engine/journal.h"
+#include "engine/outbox.h"
 #include "engine/staged_writes.h"
-#include "leasehold/engine.h"
 
 namespace leasehold::engine {
 

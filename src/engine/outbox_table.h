@@ -16,8 +16,11 @@
 #include <string>
 #include <vector>
 
+#include "engine/engine_types.h"
+#include "engine/events.h"
+#include "engine/journal.h"
+#include "engine/outbox.h"
 #include "engine/staged_writes.h"
-#include "leasehold/engine.h"
 
 namespace leasehold::engine {
 

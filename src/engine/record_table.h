@@ -11,9 +11,11 @@
 #include <unordered_map>
 
 #include "engine/deadline_queue.h"
+#include "engine/engine_types.h"
+#include "engine/events.h"
+#include "engine/journal.h"
 #include "engine/reserved_ids.h"
 #include "engine/staged_writes.h"
-#include "leasehold/engine.h"
 
 namespace leasehold::engine {
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "leasehold/engine.h"
+#include "engine/engine_types.h"
 
 namespace leasehold::engine {
 

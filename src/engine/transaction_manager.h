@@ -18,10 +18,11 @@
 #include <unordered_map>
 
 #include "engine/deadline_queue.h"
+#include "engine/engine_types.h"
+#include "engine/journal.h"
 #include "engine/reserved_ids.h"
 #include "engine/session.h"
 #include "engine/staged_writes.h"
-#include "leasehold/engine.h"
 
 namespace leasehold::engine {
 

@@ -69,7 +69,7 @@
 
 #include "common/clock.h"
 #include "common/manual_clock.h"
-#include "leasehold/engine.h"
+#include "engine/engine.h"
 #include "service/backup_runner.h"
 #include "service/commit_pipeline.h"
 #include "service/deadline_timer.h"

@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "common/clock.h"
-#include "leasehold/engine.h"
+#include "engine/engine.h"
 #include "store/store.h"
 
 namespace leasehold {

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "leasehold/engine.h"
+#include "engine/engine.h"
 #include "tests/property/ops.h"
 
 namespace leasehold::property {

@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/engine.h"
 #include "engine/lock_types.h"
-#include "leasehold/engine.h"
 
 namespace leasehold::property {
 

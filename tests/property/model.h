@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "leasehold/engine.h"
+#include "engine/engine.h"
 #include "tests/property/invariants.h"
 
 namespace leasehold::property::internal {

@@ -12,7 +12,7 @@
 #include <tuple>
 #include <vector>
 
-#include "leasehold/engine.h"
+#include "engine/engine.h"
 #include "tests/property/harness.h"
 #include "tests/property/model.h"
 #include "tests/property/ops.h"

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "leasehold/engine.h"
+#include "engine/engine.h"
 
 namespace leasehold::scenarios {
 namespace {

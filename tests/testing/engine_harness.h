@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "leasehold/engine.h"
+#include "engine/engine.h"
 #include "tests/testing/manual_clock.h"
 
 namespace leasehold::testing {

@@ -13,8 +13,8 @@
 #include <tuple>
 #include <utility>
 
+#include "engine/engine.h"
 #include "engine/journal.h"
-#include "leasehold/engine.h"
 
 namespace leasehold::testing {
 
