@@ -1,5 +1,6 @@
-// Engine: a sequencer over units that own their state. Each command checks
-// its input, applies what fell due (Advance), then has the units act in
+// Engine: a sequencer over units that own their state. Each command opens
+// a Command (what fell due is applied first; acquire-all calls its units
+// decided go on as it returns), checks its input, then has the units act in
 // order: SessionTable (sessions), TransactionManager (transactions and
 // their staged writes), LockManager (locks, waits, deadlocks), RecordTable,
 // OperationTable and OutboxTable, with one DeadlineQueue as the time source
@@ -316,8 +317,6 @@ struct Engine::Units {
 
   Result<StageOutcome> StageRecordWrite(Time now, SessionId id,
                                         StagedRecordWrite w) {
-    now = Advance(now);
-    const SettleCallsOnReturn settle(this);
     auto s = StagingSession(id, StagedWriteKindName(w.kind), now);
     if (!s) return std::unexpected(s.error());
     if (Status st = BindTransaction(*s, w.ns, now); !st.ok()) {
@@ -507,21 +506,26 @@ struct Engine::Units {
     }
   }
 
-  // Ends a command that may have decided the waiting lock of acquire-all
-  // calls, which go on at the command's instant.
-  class SettleCallsOnReturn {
+  // Every command's frame, so that none can forget either half: on entry
+  // it applies what fell due by `now` and sets `now` to the instant the
+  // command acts at (never before one already seen); on every exit it
+  // carries on, at that instant, the acquire-all calls whose waiting lock
+  // the command decided. Every Engine method that takes `now` opens one but
+  // the loaders (Restore*, RestartRestoredSessions), which run before the
+  // first (scripts/check-engine-commands).
+  class Command {
    public:
-    explicit SettleCallsOnReturn(Units* units) : units_(units) {}
-    SettleCallsOnReturn(const SettleCallsOnReturn&) = delete;
-    SettleCallsOnReturn& operator=(const SettleCallsOnReturn&) = delete;
-    ~SettleCallsOnReturn() {
-      if (units_->locks.has_call_steps()) {
-        units_->SettleCalls(units_->last_now);
-      }
+    Command(Units& units, Time& now) : units_(units) {
+      now = units_.Advance(now);
+    }
+    Command(const Command&) = delete;
+    Command& operator=(const Command&) = delete;
+    ~Command() {
+      if (units_.locks.has_call_steps()) units_.SettleCalls(units_.last_now);
     }
 
    private:
-    Units* units_;
+    Units& units_;
   };
 
   // --- Events
@@ -571,7 +575,7 @@ Engine::~Engine() = default;
 Result<SessionInfo> Engine::OpenSession(Time now,
                                         const SessionOptions& options) {
   Units& u = *units_;
-  now = u.Advance(now);
+  const Units::Command command(u, now);
   if (Status st =
           ValidateSession(options.ttl, options.deadlock_priority, options.name);
       !st.ok()) {
@@ -587,8 +591,7 @@ Result<SessionInfo> Engine::OpenSession(Time now,
 
 Result<KeepAliveOutcome> Engine::KeepAlive(Time now, SessionId id) {
   Units& u = *units_;
-  now = u.Advance(now);
-  const Units::SettleCallsOnReturn settle(&u);
+  const Units::Command command(u, now);
   Session* s = u.sessions.Find(id);
   if (s == nullptr) return std::unexpected(SessionNotFound(id));
   u.sessions.KeepAlive(s, now);
@@ -604,8 +607,7 @@ Result<KeepAliveOutcome> Engine::KeepAlive(Time now, SessionId id) {
 
 Status Engine::EndSession(Time now, SessionId id, SessionEnd how) {
   Units& u = *units_;
-  now = u.Advance(now);
-  const Units::SettleCallsOnReturn settle(&u);
+  const Units::Command command(u, now);
   Session* s = u.sessions.Find(id);
   if (s == nullptr) return SessionNotFound(id);
   u.EndSession(s, now, EventType::kSessionClosed,
@@ -615,7 +617,7 @@ Status Engine::EndSession(Time now, SessionId id, SessionEnd how) {
 
 Status Engine::SetDeadlockPriority(Time now, SessionId id, int priority) {
   Units& u = *units_;
-  u.Advance(now);
+  const Units::Command command(u, now);
   Session* s = u.sessions.Find(id);
   if (s == nullptr) return SessionNotFound(id);
   if (priority < kMinDeadlockPriority || priority > kMaxDeadlockPriority) {
@@ -628,7 +630,7 @@ Status Engine::SetDeadlockPriority(Time now, SessionId id, int priority) {
 
 Result<SessionInfo> Engine::GetSession(Time now, SessionId id) {
   Units& u = *units_;
-  u.Advance(now);
+  const Units::Command command(u, now);
   Session* s = u.sessions.Find(id);
   if (s == nullptr) return std::unexpected(SessionNotFound(id));
   return u.Info(s);
@@ -636,7 +638,7 @@ Result<SessionInfo> Engine::GetSession(Time now, SessionId id) {
 
 std::vector<SessionInfo> Engine::ListSessions(Time now) {
   Units& u = *units_;
-  u.Advance(now);
+  const Units::Command command(u, now);
   std::vector<SessionInfo> out;
   out.reserve(u.sessions.size());
   u.sessions.ForEach([&](Session* s) { out.push_back(u.Info(s)); });
@@ -650,8 +652,7 @@ std::vector<SessionInfo> Engine::ListSessions(Time now) {
 
 Result<TransactionInfo> Engine::BeginTransaction(Time now, SessionId id) {
   Units& u = *units_;
-  now = u.Advance(now);
-  const Units::SettleCallsOnReturn settle(&u);
+  const Units::Command command(u, now);
   Session* s = u.sessions.Find(id);
   if (s == nullptr) return std::unexpected(SessionNotFound(id));
   if (u.transactions.IsLost(s)) {
@@ -668,8 +669,7 @@ Result<TransactionInfo> Engine::BeginTransaction(Time now, SessionId id) {
 
 Result<CommitOutcome> Engine::CommitTransaction(Time now, SessionId id) {
   Units& u = *units_;
-  now = u.Advance(now);
-  const Units::SettleCallsOnReturn settle(&u);
+  const Units::Command command(u, now);
   Session* s = u.sessions.Find(id);
   if (s == nullptr) return std::unexpected(SessionNotFound(id));
   if (s->transaction == nullptr) {
@@ -687,14 +687,14 @@ Result<CommitOutcome> Engine::CommitTransaction(Time now, SessionId id) {
 }
 
 Status Engine::Commit(Time now, SessionId id) {
+  const Units::Command command(*units_, now);
   auto committed = CommitTransaction(now, id);
   return committed ? Status::Ok() : committed.error();
 }
 
 Status Engine::Rollback(Time now, SessionId id) {
   Units& u = *units_;
-  now = u.Advance(now);
-  const Units::SettleCallsOnReturn settle(&u);
+  const Units::Command command(u, now);
   Session* s = u.sessions.Find(id);
   if (s == nullptr) return SessionNotFound(id);
   if (s->transaction == nullptr) return u.MissingTransaction(s, now);
@@ -707,8 +707,7 @@ Status Engine::Rollback(Time now, SessionId id) {
 
 Result<AcquireOutcome> Engine::Acquire(Time now, const AcquireRequest& req) {
   Units& u = *units_;
-  now = u.Advance(now);
-  const Units::SettleCallsOnReturn settle(&u);
+  const Units::Command command(u, now);
   Session* s = u.sessions.Find(req.session);
   if (s == nullptr) return std::unexpected(SessionNotFound(req.session));
   if (req.timeout < kWaitForever) return std::unexpected(BadTimeout());
@@ -724,8 +723,7 @@ Result<AcquireOutcome> Engine::Acquire(Time now, const AcquireRequest& req) {
 Result<AcquireAllOutcome> Engine::AcquireAll(Time now,
                                              const AcquireAllRequest& req) {
   Units& u = *units_;
-  now = u.Advance(now);
-  const Units::SettleCallsOnReturn settle(&u);
+  const Units::Command command(u, now);
   if (req.locks.empty()) {
     return Error(StatusCode::kBadRequest, "locks must not be empty");
   }
@@ -791,8 +789,7 @@ Result<AcquireAllOutcome> Engine::AcquireAll(Time now,
 
 Status Engine::Release(Time now, const ReleaseRequest& req) {
   Units& u = *units_;
-  now = u.Advance(now);
-  const Units::SettleCallsOnReturn settle(&u);
+  const Units::Command command(u, now);
   Session* s = u.sessions.Find(req.session);
   if (s == nullptr) return SessionNotFound(req.session);
   if (Status st = ValidateKey(req.key); !st.ok()) return st;
@@ -805,7 +802,7 @@ Status Engine::Release(Time now, const ReleaseRequest& req) {
 Result<LockMode> Engine::Mode(Time now, SessionId id, const LockKey& key,
                               LockOwner owner) {
   Units& u = *units_;
-  u.Advance(now);
+  const Units::Command command(u, now);
   Session* s = u.sessions.Find(id);
   if (s == nullptr) return std::unexpected(SessionNotFound(id));
   if (Status st = ValidateKey(key); !st.ok()) return std::unexpected(st);
@@ -819,7 +816,7 @@ Result<LockMode> Engine::Mode(Time now, SessionId id, const LockKey& key,
 Result<bool> Engine::Test(Time now, SessionId id, const LockKey& key,
                           LockMode mode, LockOwner owner) {
   Units& u = *units_;
-  u.Advance(now);
+  const Units::Command command(u, now);
   Session* s = u.sessions.Find(id);
   if (s == nullptr) return std::unexpected(SessionNotFound(id));
   if (!IsRequestable(mode)) return std::unexpected(BadMode());
@@ -832,8 +829,7 @@ Result<bool> Engine::Test(Time now, SessionId id, const LockKey& key,
 
 Result<bool> Engine::Cancel(Time now, SessionId id) {
   Units& u = *units_;
-  now = u.Advance(now);
-  const Units::SettleCallsOnReturn settle(&u);
+  const Units::Command command(u, now);
   Session* s = u.sessions.Find(id);
   if (s == nullptr) return std::unexpected(SessionNotFound(id));
   return u.locks.Cancel(now, s);
@@ -841,21 +837,19 @@ Result<bool> Engine::Cancel(Time now, SessionId id) {
 
 bool Engine::CancelWait(Time now, WaitId wait) {
   Units& u = *units_;
-  now = u.Advance(now);
-  const Units::SettleCallsOnReturn settle(&u);
+  const Units::Command command(u, now);
   return u.locks.CancelWait(now, wait);
 }
 
 std::vector<LockInfo> Engine::ListLocks(Time now, std::string_view ns) {
-  units_->Advance(now);
+  const Units::Command command(*units_, now);
   return units_->locks.List(ns);
 }
 
 Result<AcquireOutcome> Engine::AcquireSemaphore(Time now,
                                                 const SemaphoreRequest& req) {
   Units& u = *units_;
-  now = u.Advance(now);
-  const Units::SettleCallsOnReturn settle(&u);
+  const Units::Command command(u, now);
   Session* s = u.sessions.Find(req.session);
   if (s == nullptr) return std::unexpected(SessionNotFound(req.session));
   if (req.timeout < kWaitForever) return std::unexpected(BadTimeout());
@@ -883,8 +877,7 @@ Result<AcquireOutcome> Engine::AcquireSemaphore(Time now,
 Result<std::uint32_t> Engine::ReleaseSemaphore(
     Time now, const SemaphoreReleaseRequest& req) {
   Units& u = *units_;
-  now = u.Advance(now);
-  const Units::SettleCallsOnReturn settle(&u);
+  const Units::Command command(u, now);
   Session* s = u.sessions.Find(req.session);
   if (s == nullptr) return std::unexpected(SessionNotFound(req.session));
   if (Status st = ValidateKey(req.key, "name"); !st.ok()) {
@@ -898,19 +891,19 @@ Result<std::uint32_t> Engine::ReleaseSemaphore(
 
 std::vector<SemaphoreInfo> Engine::ListSemaphores(Time now,
                                                   std::string_view ns) {
-  units_->Advance(now);
+  const Units::Command command(*units_, now);
   return units_->locks.ListSemaphores(ns);
 }
 
 std::optional<SemaphoreInfo> Engine::GetSemaphore(Time now,
                                                   const LockKey& key) {
-  units_->Advance(now);
+  const Units::Command command(*units_, now);
   return units_->locks.GetSemaphore(key);
 }
 
 std::vector<NamespaceInfo> Engine::ListNamespaces(Time now) {
   Units& u = *units_;
-  u.Advance(now);
+  const Units::Command command(u, now);
   std::map<std::string, NamespaceInfo, std::less<>> by_ns;
   u.locks.CountByNamespace(by_ns);
   u.records.CountByNamespace(by_ns);
@@ -936,46 +929,54 @@ void Engine::SetNamespaceOptions(std::string_view ns, NamespaceOptions o) {
 
 Result<std::uint64_t> Engine::InsertRecord(Time now, RecordKey key,
                                            std::string_view body, Fence fence) {
-  return units_->records.Insert(units_->Advance(now), key, body, fence);
+  const Units::Command command(*units_, now);
+  return units_->records.Insert(now, key, body, fence);
 }
 
 Result<RecordView> Engine::GetRecord(Time now, RecordKey key) {
-  return units_->records.Get(units_->Advance(now), key);
+  const Units::Command command(*units_, now);
+  return units_->records.Get(now, key);
 }
 
 Result<RecordPage> Engine::ListRecords(Time now, const ListRecordsQuery& q) {
-  return units_->records.List(units_->Advance(now), q);
+  const Units::Command command(*units_, now);
+  return units_->records.List(now, q);
 }
 
 Result<CheckoutOutcome> Engine::Checkout(Time now, const CheckoutRequest& r) {
-  return units_->records.Checkout(units_->Advance(now), r);
+  const Units::Command command(*units_, now);
+  return units_->records.Checkout(now, r);
 }
 
 Result<WriteOutcome> Engine::Save(Time now, RecordKey key, LeaseProof proof,
                                   std::string_view body,
                                   std::optional<std::uint64_t> if_version,
                                   Fence fence) {
-  return units_->records.Save(units_->Advance(now), key, proof, body,
-                              if_version, fence);
+  const Units::Command command(*units_, now);
+  return units_->records.Save(now, key, proof, body, if_version, fence);
 }
 
 Result<WriteOutcome> Engine::Checkin(Time now, RecordKey key,
                                      LeaseProof proof) {
-  return units_->records.Checkin(units_->Advance(now), key, proof);
+  const Units::Command command(*units_, now);
+  return units_->records.Checkin(now, key, proof);
 }
 
 Result<WriteOutcome> Engine::DeleteRecord(Time now, RecordKey key,
                                           LeaseProof proof, Fence fence) {
-  return units_->records.Delete(units_->Advance(now), key, proof, fence);
+  const Units::Command command(*units_, now);
+  return units_->records.Delete(now, key, proof, fence);
 }
 
 Result<std::size_t> Engine::PurgeExpired(Time now, std::string_view ns,
                                          std::chrono::milliseconds older) {
-  return units_->records.Purge(units_->Advance(now), ns, older);
+  const Units::Command command(*units_, now);
+  return units_->records.Purge(now, ns, older);
 }
 
 Result<bool> Engine::BreakCheckout(Time now, RecordKey key) {
-  return units_->records.Break(units_->Advance(now), key);
+  const Units::Command command(*units_, now);
+  return units_->records.Break(now, key);
 }
 
 // --- Staged record writes
@@ -983,6 +984,7 @@ Result<bool> Engine::BreakCheckout(Time now, RecordKey key) {
 
 Result<StageOutcome> Engine::StageInsert(Time now, SessionId s, RecordKey key,
                                          std::string_view body, Fence fence) {
+  const Units::Command command(*units_, now);
   StagedRecordWrite w;
   w.kind = StagedWriteKind::kInsert;
   w.ns = key.ns;
@@ -996,6 +998,7 @@ Result<StageOutcome> Engine::StageSave(Time now, SessionId s, RecordKey key,
                                        LeaseProof proof, std::string_view body,
                                        std::optional<std::uint64_t> if_version,
                                        Fence fence) {
+  const Units::Command command(*units_, now);
   StagedRecordWrite w;
   w.kind = StagedWriteKind::kSave;
   w.ns = key.ns;
@@ -1010,6 +1013,7 @@ Result<StageOutcome> Engine::StageSave(Time now, SessionId s, RecordKey key,
 
 Result<StageOutcome> Engine::StageDelete(Time now, SessionId s, RecordKey key,
                                          LeaseProof proof, Fence fence) {
+  const Units::Command command(*units_, now);
   StagedRecordWrite w;
   w.kind = StagedWriteKind::kDelete;
   w.ns = key.ns;
@@ -1026,8 +1030,7 @@ Result<StageOutcome> Engine::StageDelete(Time now, SessionId s, RecordKey key,
 Result<OperationStatus> Engine::BeginOperation(Time now, SessionId id,
                                                OperationKey key) {
   Units& u = *units_;
-  now = u.Advance(now);
-  const Units::SettleCallsOnReturn settle(&u);
+  const Units::Command command(u, now);
   Session* s = u.sessions.Find(id);
   if (s == nullptr) return std::unexpected(SessionNotFound(id));
   if (s->transaction == nullptr) {
@@ -1044,8 +1047,7 @@ Result<StageOutcome> Engine::CompleteOperation(Time now, SessionId id,
                                                OperationKey key,
                                                std::string_view outcome) {
   Units& u = *units_;
-  now = u.Advance(now);
-  const Units::SettleCallsOnReturn settle(&u);
+  const Units::Command command(u, now);
   auto s = u.StagingSession(id, "operation's completion", now);
   if (!s) return std::unexpected(s.error());
   if (Status st = u.BindTransaction(*s, key.ns, now); !st.ok()) {
@@ -1072,8 +1074,7 @@ Result<StageOutcome> Engine::CompleteOperation(Time now, SessionId id,
 
 Result<EnqueueOutcome> Engine::Enqueue(Time now, const EnqueueRequest& r) {
   Units& u = *units_;
-  now = u.Advance(now);
-  const Units::SettleCallsOnReturn settle(&u);
+  const Units::Command command(u, now);
   Session* s = nullptr;
   if (r.session) {
     auto found = u.StagingSession(*r.session, "enqueue", now);
@@ -1124,18 +1125,21 @@ Result<EnqueueOutcome> Engine::Enqueue(Time now, const EnqueueRequest& r) {
 
 Result<std::vector<ClaimedMessage>> Engine::Claim(Time now,
                                                   const ClaimRequest& r) {
-  return units_->outbox.Claim(units_->Advance(now), r);
+  const Units::Command command(*units_, now);
+  return units_->outbox.Claim(now, r);
 }
 
 Result<AckOutcome> Engine::Ack(Time now, std::string_view ns,
                                std::string_view topic, MessageId id,
                                std::string_view claim_token) {
-  return units_->outbox.Ack(units_->Advance(now), ns, topic, id, claim_token);
+  const Units::Command command(*units_, now);
+  return units_->outbox.Ack(now, ns, topic, id, claim_token);
 }
 
 Result<OutboxSummary> Engine::GetOutbox(Time now, std::string_view ns,
                                         std::string_view topic) {
-  return units_->outbox.Summary(units_->Advance(now), ns, topic);
+  const Units::Command command(*units_, now);
+  return units_->outbox.Summary(now, ns, topic);
 }
 
 // --- Durability
@@ -1279,7 +1283,7 @@ bool Engine::HasJournal() const { return !units_->journal.empty(); }
 // --- Time
 // ---------------------------------------------------------------------
 
-void Engine::AdvanceTo(Time now) { units_->Advance(now); }
+void Engine::AdvanceTo(Time now) { const Units::Command command(*units_, now); }
 
 std::optional<Time> Engine::NextDeadline() const {
   return units_->deadlines.Next();
