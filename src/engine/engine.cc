@@ -9,9 +9,9 @@
 
 #include <algorithm>
 #include <map>
-#include <unordered_map>
 #include <variant>
 
+#include "engine/acquire_all.h"
 #include "engine/deadline_queue.h"
 #include "engine/lock_manager.h"
 #include "engine/operation_table.h"
@@ -23,7 +23,6 @@
 
 namespace leasehold {
 
-using engine::CallStep;
 using engine::DeadlineKind;
 using engine::DeadlineQueue;
 using engine::LockManager;
@@ -118,20 +117,6 @@ struct Overloaded : F... {
   using F::operator()...;
 };
 
-// An acquire-all call on its way, while one of its locks waits (see
-// Engine::AcquireAll).
-struct AcquireAllCall {
-  SessionId session = 0;
-  std::string ns;
-  std::string principal;
-  LockOwner owner = LockOwner::kTransaction;
-  std::vector<std::pair<std::string, LockMode>> locks;  // canonical order
-  bool may_wait = true;
-  std::optional<Time> deadline;  // of the whole call
-  bool waited = false;
-  AcquireAllResult result;  // result.locks: those granted so far
-};
-
 }  // namespace
 
 // The units, and the steps that involve more than one of them.
@@ -146,7 +131,11 @@ struct Engine::Units {
         sessions(options.session_id_base, &journal, &deadlines),
         transactions({options.max_staged_writes, options.max_staged_bytes},
                      &journal, &deadlines),
-        locks(&fences, &deadlines, &journal, options.events) {}
+        locks(&fences, &deadlines, &journal, options.events),
+        acquire_all(
+            &sessions, &locks,
+            [this](SessionId id, std::string_view ns, LockOwner owner,
+                   Time now) { return CallSession(id, ns, owner, now); }) {}
 
   // Applies everything due at or before `now`; returns the effective now.
   Time Advance(Time now) {
@@ -175,7 +164,7 @@ struct Engine::Units {
           locks.EndHold(d->at, d->id);
           break;
       }
-      SettleCalls(d->at);
+      acquire_all.Settle(d->at);
     }
     return now;
   }
@@ -301,6 +290,18 @@ struct Engine::Units {
     return Status::Ok();
   }
 
+  // The session of an acquire-all call, if it may ask for the call's next
+  // lock now (AcquireAllCalls::MayRequest).
+  Result<Session*> CallSession(SessionId id, std::string_view ns,
+                               LockOwner owner, Time now) {
+    Session* s = sessions.Find(id);
+    if (s == nullptr) return std::unexpected(SessionNotFound(id));
+    if (Status st = MayRequest(s, ns, owner, now); !st.ok()) {
+      return std::unexpected(st);
+    }
+    return s;
+  }
+
   // The session `id` with an open transaction, for staging a `what`.
   Result<Session*> StagingSession(SessionId id, std::string_view what,
                                   Time now) {
@@ -407,105 +408,6 @@ struct Engine::Units {
     return info;
   }
 
-  // --- Acquire-all calls
-  // ------------------------------------------------------
-
-  // Takes the call's locks from the next one on until one waits (false) or
-  // the call ends (true; call.result is then final). `id`: the call's wait
-  // id, 0 until its first lock waits.
-  bool Continue(AcquireAllCall& call, Time now, WaitId& id) {
-    while (call.result.locks.size() < call.locks.size()) {
-      Session* s = sessions.Find(call.session);
-      if (s == nullptr) {
-        call.result.error = SessionNotFound(call.session);
-        Undo(call, now);
-        return true;
-      }
-      const auto& [resource, mode] = call.locks[call.result.locks.size()];
-      const LockKey key{call.ns, call.principal, resource};
-      if (Status st = MayRequest(s, key.ns, call.owner, now); !st.ok()) {
-        call.result.error = st;
-        Undo(call, now);
-        return true;
-      }
-      WaitTerms terms{call.may_wait, call.deadline, id, /*for_call=*/true};
-      // A name may have become a semaphore while the call waited.
-      auto done = locks.Acquire(now, s, key, mode, call.owner, terms);
-      if (!done) {
-        call.result.error = done.error();
-        Undo(call, now);
-        return true;
-      }
-      id = terms.wait;
-      if (done->wait) return false;
-      if (!Took(call, *done, now)) return true;
-    }
-    call.result.result = call.waited ? AcquireResult::kGrantedAfterWait
-                                     : AcquireResult::kGranted;
-    // All or nothing on disk too: the call's locks were not journaled as
-    // each was taken; they are now, in the step that answers the call.
-    if (Session* s = sessions.Find(call.session)) {
-      for (const auto& l : call.result.locks) {
-        locks.JournalHeld(s, {call.ns, call.principal, l.resource}, call.owner);
-      }
-    }
-    return true;
-  }
-
-  // Records the decision on the call's next lock. A refusal undoes the call
-  // and ends it: returns false.
-  bool Took(AcquireAllCall& call, AcquireOutcome& done, Time now) {
-    const std::string& resource = call.locks[call.result.locks.size()].first;
-    if (done.result == AcquireResult::kGranted ||
-        done.result == AcquireResult::kGrantedAfterWait) {
-      call.waited =
-          call.waited || done.result == AcquireResult::kGrantedAfterWait;
-      call.result.locks.push_back(
-          {resource, done.held, done.fence, done.count});
-      return true;
-    }
-    call.result.result = done.result;
-    call.result.refused = resource;
-    call.result.released = call.result.locks.size();
-    call.result.deadlock = std::move(done.deadlock);
-    Undo(call, now);
-    return false;
-  }
-
-  // Drops, newest first, the reference the call took on each lock. One that
-  // is gone already (the session or its transaction ended) stays gone.
-  void Undo(AcquireAllCall& call, Time now) {
-    Session* s = sessions.Find(call.session);
-    for (auto it = call.result.locks.rbegin();
-         s != nullptr && it != call.result.locks.rend(); ++it) {
-      locks.ReleaseIfHeld(now, s, {call.ns, call.principal, it->resource},
-                          call.owner);
-    }
-    call.result.locks.clear();
-  }
-
-  // Carries on the calls whose waiting lock was decided.
-  void SettleCalls(Time now) {
-    while (locks.has_call_steps()) {
-      CallStep step = locks.TakeCallStep();
-      auto it = calls.find(step.wait);
-      AcquireAllCall& call = it->second;
-      WaitId same = step.wait;
-      if (Took(call, step.outcome, now) && !Continue(call, now, same)) {
-        continue;
-      }
-      FinishedWait done;
-      done.wait = step.wait;
-      done.session = call.session;
-      done.result = call.result.result;
-      done.deadlock = call.result.deadlock;
-      done.all =
-          std::make_shared<const AcquireAllResult>(std::move(call.result));
-      calls.erase(it);
-      locks.Finish(std::move(done));
-    }
-  }
-
   // Every command's frame, so that none can forget either half: on entry
   // it applies what fell due by `now` and sets `now` to the instant the
   // command acts at (never before one already seen); on every exit it
@@ -521,7 +423,9 @@ struct Engine::Units {
     Command(const Command&) = delete;
     Command& operator=(const Command&) = delete;
     ~Command() {
-      if (units_.locks.has_call_steps()) units_.SettleCalls(units_.last_now);
+      if (units_.locks.has_call_steps()) {
+        units_.acquire_all.Settle(units_.last_now);
+      }
     }
 
    private:
@@ -557,8 +461,8 @@ struct Engine::Units {
   // After the sessions its grants and waiters point to, so that it goes
   // first.
   LockManager locks;
-  // Acquire-all calls with a waiting lock, by the call's wait id.
-  std::unordered_map<WaitId, AcquireAllCall> calls;
+  // After the tables and the lock manager it uses.
+  engine::AcquireAllCalls acquire_all;
   bool started = false;  // a command has run: Restore is too late
   std::size_t restored_sessions = 0;
   std::size_t restored_locks = 0;
@@ -733,7 +637,7 @@ Result<AcquireAllOutcome> Engine::AcquireAll(Time now,
                      " locks per call; got " +
                      std::to_string(req.locks.size()));
   }
-  AcquireAllCall call;
+  engine::AcquireAllCall call;
   call.session = req.session;
   call.ns = req.ns;
   call.principal = req.principal;
@@ -774,17 +678,7 @@ Result<AcquireAllOutcome> Engine::AcquireAll(Time now,
   }
   call.may_wait = req.timeout.count() != 0;
   call.deadline = DeadlineAfter(now, req.timeout);
-  WaitId id = 0;
-  if (!u.Continue(call, now, id)) {
-    u.calls.emplace(id, std::move(call));
-    AcquireAllOutcome out;
-    out.wait = id;
-    return out;
-  }
-  if (!call.result.error.ok()) return std::unexpected(call.result.error);
-  AcquireAllOutcome out;
-  out.result = std::move(call.result);
-  return out;
+  return u.acquire_all.Start(now, std::move(call));
 }
 
 Status Engine::Release(Time now, const ReleaseRequest& req) {

@@ -9,7 +9,8 @@
 // command that frees its way (a release, a cancel, another's timeout); its
 // decision goes to the request being parked if it is decided at once (a
 // deadlock resolved inline), to its acquire-all call if it belongs to one
-// (TakeCallStep), or else to the finished waits (TakeFinished).
+// (TakeCallStep, which AcquireAllCalls drains), or else to the finished waits
+// (TakeFinished).
 #ifndef LEASEHOLD_ENGINE_LOCK_MANAGER_H_
 #define LEASEHOLD_ENGINE_LOCK_MANAGER_H_
 
