@@ -9,7 +9,7 @@
 #include <string>
 #include <thread>
 
-#include "leasehold/status.h"
+#include "common/status.h"
 #include "store/store.h"
 
 namespace leasehold {

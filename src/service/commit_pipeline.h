@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "leasehold/engine.h"
+#include "engine/engine.h"
 #include "service/engine_loader.h"
 #include "service/owned_event.h"
 #include "store/group_commit.h"

@@ -11,8 +11,8 @@
 #include <functional>
 #include <optional>
 
+#include "common/clock.h"
 #include "common/manual_clock.h"
-#include "leasehold/clock.h"
 
 namespace leasehold {
 

@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "leasehold/clock.h"
-#include "leasehold/engine.h"
+#include "common/clock.h"
+#include "engine/engine.h"
 #include "service/owned_event.h"
 #include "store/store.h"
 

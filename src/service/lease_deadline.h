@@ -9,7 +9,7 @@
 #include <atomic>
 #include <chrono>
 
-#include "leasehold/status.h"
+#include "common/status.h"
 
 namespace leasehold {
 

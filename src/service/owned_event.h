@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "leasehold/engine.h"
+#include "engine/engine.h"
 
 namespace leasehold {
 

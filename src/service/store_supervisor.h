@@ -16,7 +16,7 @@
 #include <optional>
 #include <utility>
 
-#include "leasehold/engine.h"
+#include "engine/engine.h"
 #include "service/engine_loader.h"
 #include "store/store.h"
 
