@@ -20,7 +20,7 @@
 #include "common/clock.h"
 #include "engine/engine.h"
 #include "fuzz/fuzz_check.h"
-#include "store/restore.h"
+#include "service/restore.h"
 #include "store/sqlite/sqlite_store.h"
 
 namespace {

@@ -2,7 +2,7 @@
 
 #include "store/memory/memory_store.h"
 #include "store/mirrored_store.h"
-#include "store/restore.h"
+#include "service/restore.h"
 
 namespace leasehold {
 

@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "common/real_clock.h"
-#include "store/restore.h"
+#include "service/restore.h"
 #include "tests/store/backends.h"
 #include "tests/store/lock_crash_history.h"
 #include "tests/store/spawn_child.h"

@@ -1,5 +1,5 @@
 // RestoreEngine: what a load brings back, as of when.
-#include "store/restore.h"
+#include "service/restore.h"
 
 #include <gtest/gtest.h>
 

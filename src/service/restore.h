@@ -1,7 +1,7 @@
 // Loading a Store into a new Engine: the start-up half of the write path
 // (EngineService, src/service/).
-#ifndef LEASEHOLD_STORE_RESTORE_H_
-#define LEASEHOLD_STORE_RESTORE_H_
+#ifndef LEASEHOLD_SERVICE_RESTORE_H_
+#define LEASEHOLD_SERVICE_RESTORE_H_
 
 #include <memory>
 
@@ -24,4 +24,4 @@ Result<std::unique_ptr<Engine>> RestoreEngine(
 
 }  // namespace leasehold
 
-#endif  // LEASEHOLD_STORE_RESTORE_H_
+#endif  // LEASEHOLD_SERVICE_RESTORE_H_

@@ -1,4 +1,4 @@
-#include "store/restore.h"
+#include "service/restore.h"
 
 namespace leasehold {
 
