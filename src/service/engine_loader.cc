@@ -1,8 +1,8 @@
 #include "service/engine_loader.h"
 
+#include "service/restore.h"
 #include "store/memory/memory_store.h"
 #include "store/mirrored_store.h"
-#include "service/restore.h"
 
 namespace leasehold {
 
