@@ -159,13 +159,7 @@ void Call::RunParkable(
                        "a route that may not park ran a parkable command"));
   }
   service.ExecuteParkable<Outcome>(
-      [owner = owner_check, command = std::move(command)](
-          Engine& e, Time now) -> Result<Outcome> {
-        if (Status st = owner.Check(e, now); !st.ok()) {
-          return std::unexpected(std::move(st));
-        }
-        return command(e, now);
-      },
+      OwnerChecked<Result<Outcome>>(std::move(command)),
       [respond = respond, on_parked = on_parked,
        answer = std::move(answer)](Result<Outcome> r) {
         if (!r) return respond(ErrorResponse(r.error()));

@@ -75,17 +75,10 @@ struct Call {
   // answers with `render` of its result, or with the error. A kReadOnly
   // route's command only reads: during a store outage it is answered from
   // the last acknowledged state.
-  template <typename R>
-  void Run(std::function<R(Engine&, Time)> command,
-           std::function<ApiResponse(R&)> render) const {
+  template <typename R, typename F>
+  void Run(F command, std::function<ApiResponse(R&)> render) const {
     service.Execute<Result<R>>(
-        [owner = owner_check, command = std::move(command)](
-            Engine& e, Time now) -> Result<R> {
-          if (Status st = owner.Check(e, now); !st.ok()) {
-            return std::unexpected(std::move(st));
-          }
-          return command(e, now);
-        },
+        OwnerChecked<Result<R>>(std::move(command)),
         [respond = respond, render = std::move(render)](Result<Result<R>> r) {
           if (r && *r) return respond(render(**r));
           respond(ErrorResponse(r ? r->error() : r.error()));
@@ -93,6 +86,20 @@ struct Call {
         route != nullptr && route->Has(kReadOnly)
             ? EngineService::Access::kRead
             : EngineService::Access::kWrite);
+  }
+
+  // `command`, run after owner_check in the same engine step; answers
+  // Ret's error when the check refuses. Takes the handler's own lambda, so
+  // that one callable is made per request, not two.
+  template <typename Ret, typename F>
+  auto OwnerChecked(F command) const {
+    return [owner = owner_check, command = std::move(command)](
+               Engine& e, Time now) -> Ret {
+      if (Status st = owner.Check(e, now); !st.ok()) {
+        return std::unexpected(std::move(st));
+      }
+      return command(e, now);
+    };
   }
 
   // Runs `command`, an acquire that may park (locks, permits, a set of
