@@ -4,6 +4,8 @@
 #include <boost/json/parse.hpp>
 #include <string>
 
+#include "common/wire_names.h"
+
 namespace leasehold::client {
 
 namespace json = boost::json;
@@ -14,13 +16,14 @@ Error ErrorFromAnswer(const Answer& answer, const json::value& body) {
           "HTTP " + std::to_string(answer.status) + " without an API error",
           answer.status};
   const json::object* o = body.if_object();
-  const json::value* err = o == nullptr ? nullptr : o->if_contains("error");
+  const json::value* err =
+      o == nullptr ? nullptr : o->if_contains(wire::kError);
   if (err == nullptr || !err->is_object()) return e;
-  if (const auto* code = err->get_object().if_contains("code");
+  if (const auto* code = err->get_object().if_contains(wire::kCode);
       code != nullptr && code->is_string()) {
     e.code = std::string(code->get_string());
   }
-  if (const auto* msg = err->get_object().if_contains("message");
+  if (const auto* msg = err->get_object().if_contains(wire::kMessage);
       msg != nullptr && msg->is_string()) {
     e.message = std::string(msg->get_string());
   }
@@ -31,7 +34,7 @@ namespace {
 
 bool IsApiError(const json::value& body) {
   const json::object* o = body.if_object();
-  return o != nullptr && o->contains("error");
+  return o != nullptr && o->contains(wire::kError);
 }
 
 }  // namespace

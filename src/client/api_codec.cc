@@ -5,6 +5,7 @@
 #include <boost/json/serialize.hpp>
 
 #include "client/answer_reader.h"
+#include "common/wire_names.h"
 
 namespace leasehold::client::api {
 
@@ -76,10 +77,10 @@ namespace {
 std::string LockQuery(std::string target, std::string_view session,
                       std::string_view resource, std::string_view owner,
                       std::string_view principal) {
-  AddQuery(target, "session", session);
-  AddQuery(target, "resource", resource);
-  AddQuery(target, "owner", owner);
-  AddQuery(target, "principal", principal);
+  AddQuery(target, wire::kSession, session);
+  AddQuery(target, wire::kResource, resource);
+  AddQuery(target, wire::kOwner, owner);
+  AddQuery(target, wire::kPrincipal, principal);
   return target;
 }
 
@@ -96,7 +97,7 @@ std::string TestPath(std::string_view ns, std::string_view session,
                      std::string_view resource, const AcquireOptions& options) {
   std::string target = LockQuery(ApplockPath(ns, "test"), session, resource,
                                  options.owner, options.principal);
-  AddQuery(target, "mode", options.mode);
+  AddQuery(target, wire::kMode, options.mode);
   return target;
 }
 
@@ -113,7 +114,7 @@ std::string SemaphorePath(std::string_view ns, std::string_view name,
 std::string GetSemaphorePath(std::string_view ns, std::string_view name,
                              std::string_view principal) {
   std::string target = SemaphorePath(ns, name);
-  AddQuery(target, "principal", principal);
+  AddQuery(target, wire::kPrincipal, principal);
   return target;
 }
 
@@ -124,11 +125,11 @@ std::string RecordsPath(std::string_view ns, std::string_view action) {
 
 std::string ListRecordsPath(std::string_view ns, const ListOptions& options) {
   std::string target = RecordsPath(ns);
-  if (!options.state.empty()) AddQuery(target, "state", options.state);
-  if (!options.prefix.empty()) AddQuery(target, "prefix", options.prefix);
-  if (!options.after.empty()) AddQuery(target, "after", options.after);
+  if (!options.state.empty()) AddQuery(target, wire::kState, options.state);
+  if (!options.prefix.empty()) AddQuery(target, wire::kPrefix, options.prefix);
+  if (!options.after.empty()) AddQuery(target, wire::kAfter, options.after);
   if (options.limit > 0) {
-    AddQuery(target, "limit", std::to_string(options.limit));
+    AddQuery(target, wire::kLimit, std::to_string(options.limit));
   }
   return target;
 }
@@ -152,7 +153,7 @@ std::string OutboxPath(std::string_view ns, std::string_view topic,
 
 std::string EventsPath(std::string_view ns) {
   std::string target = "/v1/events";
-  if (!ns.empty()) AddQuery(target, "ns", ns);
+  if (!ns.empty()) AddQuery(target, wire::kNs, ns);
   return target;
 }
 
@@ -221,28 +222,28 @@ class Body {
 }  // namespace
 
 std::string OpenSessionBody(std::string_view name, Milliseconds ttl) {
-  return Body().Str("name", name).Int("ttl_ms", ttl.count()).Done();
+  return Body().Str(wire::kName, name).Int(wire::kTtlMs, ttl.count()).Done();
 }
 
 std::string AcquireBody(std::string_view session, std::string_view resource,
                         const AcquireOptions& options) {
   return Body()
-      .Str("session", session)
-      .Str("resource", resource)
-      .Str("mode", options.mode)
-      .Str("owner", options.owner)
-      .Int("timeout_ms", options.timeout.count())
-      .Str("principal", options.principal)
+      .Str(wire::kSession, session)
+      .Str(wire::kResource, resource)
+      .Str(wire::kMode, options.mode)
+      .Str(wire::kOwner, options.owner)
+      .Int(wire::kTimeoutMs, options.timeout.count())
+      .Str(wire::kPrincipal, options.principal)
       .Done();
 }
 
 std::string ReleaseBody(std::string_view session, std::string_view resource,
                         std::string_view owner, std::string_view principal) {
   return Body()
-      .Str("session", session)
-      .Str("resource", resource)
-      .Str("owner", owner)
-      .Str("principal", principal)
+      .Str(wire::kSession, session)
+      .Str(wire::kResource, resource)
+      .Str(wire::kOwner, owner)
+      .Str(wire::kPrincipal, principal)
       .Done();
 }
 
@@ -252,27 +253,28 @@ std::string AcquireAllBody(std::string_view session,
   std::string wanted = "[";
   for (const LockSpec& l : locks) {
     if (wanted.size() > 1) wanted.push_back(',');
-    wanted += Body().Str("resource", l.resource).Str("mode", l.mode).Done();
+    wanted +=
+        Body().Str(wire::kResource, l.resource).Str(wire::kMode, l.mode).Done();
   }
   wanted.push_back(']');
   return Body()
-      .Str("session", session)
-      .Raw("locks", wanted)
-      .Str("owner", options.owner)
-      .Int("timeout_ms", options.timeout.count())
-      .Str("principal", options.principal)
+      .Str(wire::kSession, session)
+      .Raw(wire::kLocks, wanted)
+      .Str(wire::kOwner, options.owner)
+      .Int(wire::kTimeoutMs, options.timeout.count())
+      .Str(wire::kPrincipal, options.principal)
       .Done();
 }
 
 std::string SemaphoreAcquireBody(std::string_view session,
                                  const SemaphoreOptions& options) {
   return Body()
-      .Str("session", session)
-      .Int("limit", options.limit)
-      .Int("permits", options.permits)
-      .Str("owner", options.owner)
-      .Int("timeout_ms", options.timeout.count())
-      .Str("principal", options.principal)
+      .Str(wire::kSession, session)
+      .Int(wire::kLimit, options.limit)
+      .Int(wire::kPermits, options.permits)
+      .Str(wire::kOwner, options.owner)
+      .Int(wire::kTimeoutMs, options.timeout.count())
+      .Str(wire::kPrincipal, options.principal)
       .Done();
 }
 
@@ -280,22 +282,22 @@ std::string SemaphoreReleaseBody(std::string_view session,
                                  std::string_view owner, std::int64_t permits,
                                  std::string_view principal) {
   Body body;
-  body.Str("session", session);
-  if (permits != 0) body.Int("permits", permits);
-  return body.Str("owner", owner).Str("principal", principal).Done();
+  body.Str(wire::kSession, session);
+  if (permits != 0) body.Int(wire::kPermits, permits);
+  return body.Str(wire::kOwner, owner).Str(wire::kPrincipal, principal).Done();
 }
 
 std::string PutBody(std::string_view body, std::uint64_t fence) {
   Body out;
-  out.Str("body", body);
-  if (fence != 0) out.Raw("fence", std::to_string(fence));
+  out.Str(wire::kBody, body);
+  if (fence != 0) out.Raw(wire::kFence, std::to_string(fence));
   return out.Done();
 }
 
 std::string CheckoutBody(const CheckoutOptions& options) {
   Body body;
-  body.Str("owner", options.owner).Int("ttl_ms", options.ttl.count());
-  if (!options.token.empty()) body.Str("token", options.token);
+  body.Str(wire::kOwner, options.owner).Int(wire::kTtlMs, options.ttl.count());
+  if (!options.token.empty()) body.Str(wire::kToken, options.token);
   return body.Done();
 }
 
@@ -303,11 +305,11 @@ namespace {
 
 Body& AddProof(Body& body, const Proof& proof) {
   if (!proof.token.empty()) {
-    body.Str("token", proof.token);
+    body.Str(wire::kToken, proof.token);
   } else if (!proof.owner.empty() || proof.fence == 0) {
-    body.Str("owner", proof.owner);
+    body.Str(wire::kOwner, proof.owner);
   }
-  if (proof.fence != 0) body.Raw("fence", std::to_string(proof.fence));
+  if (proof.fence != 0) body.Raw(wire::kFence, std::to_string(proof.fence));
   return body;
 }
 
@@ -321,42 +323,45 @@ std::string ProofBody(const Proof& proof) {
 std::string SaveBody(const Proof& proof, std::string_view text,
                      std::optional<std::int64_t> if_version) {
   Body body;
-  AddProof(body, proof).Str("body", text);
-  if (if_version) body.Int("if_version", *if_version);
+  AddProof(body, proof).Str(wire::kBody, text);
+  if (if_version) body.Int(wire::kIfVersion, *if_version);
   return body.Done();
 }
 
 std::string PurgeBody(Milliseconds older_than) {
-  return Body().Int("older_than_ms", older_than.count()).Done();
+  return Body().Int(wire::kOlderThanMs, older_than.count()).Done();
 }
 
 std::string BeginOperationBody(std::string_view session) {
-  return Body().Str("session", session).Done();
+  return Body().Str(wire::kSession, session).Done();
 }
 
 std::string CompleteOperationBody(std::string_view session,
                                   const json::value& outcome) {
-  return Body().Str("session", session).Json("outcome", outcome).Done();
+  return Body()
+      .Str(wire::kSession, session)
+      .Json(wire::kOutcome, outcome)
+      .Done();
 }
 
 std::string EnqueueBody(std::string_view key, const json::value& payload,
                         std::string_view session) {
   Body body;
-  body.Str("key", key).Json("payload", payload);
-  if (!session.empty()) body.Str("session", session);
+  body.Str(wire::kKey, key).Json(wire::kPayload, payload);
+  if (!session.empty()) body.Str(wire::kSession, session);
   return body.Done();
 }
 
 std::string ClaimBody(std::string_view consumer, int max, Milliseconds lease) {
   return Body()
-      .Str("consumer", consumer)
-      .Int("max", max)
-      .Int("lease_ms", lease.count())
+      .Str(wire::kConsumer, consumer)
+      .Int(wire::kMax, max)
+      .Int(wire::kLeaseMs, lease.count())
       .Done();
 }
 
 std::string AckBody(std::int64_t id, std::string_view claim_token) {
-  return Body().Int("id", id).Str("claim_token", claim_token).Done();
+  return Body().Int(wire::kId, id).Str(wire::kClaimToken, claim_token).Done();
 }
 
 // --- answers ----------------------------------------------------------------
@@ -393,88 +398,90 @@ Result<SessionInfo> ParseSession(const json::value& answer,
                                  std::string_view what) {
   AnswerReader r(answer, what);
   SessionInfo s;
-  s.id = r.String("id");
-  s.name = r.String("name");
-  s.ttl = Milliseconds(r.IntOr("ttl_ms", 0));
-  s.expires_at = r.String("expires_at");
-  s.locks = r.IntOr("locks", 0);
-  s.waiting = r.BoolOr("waiting", false);
-  if (const json::value* t = r.Find("transaction"); t && t->is_object()) {
+  s.id = r.String(wire::kId);
+  s.name = r.String(wire::kName);
+  s.ttl = Milliseconds(r.IntOr(wire::kTtlMs, 0));
+  s.expires_at = r.String(wire::kExpiresAt);
+  s.locks = r.IntOr(wire::kLocks, 0);
+  s.waiting = r.BoolOr(wire::kWaiting, false);
+  if (const json::value* t = r.Find(wire::kTransaction); t && t->is_object()) {
     AnswerReader tr(*t, "a session's transaction");
-    s.transaction = tr.Int("transaction");
-    if (!tr.ok()) r.Int("transaction");  // mark the answer malformed
+    s.transaction = tr.Int(wire::kTransaction);
+    if (!tr.ok()) r.Int(wire::kTransaction);  // mark the answer malformed
   }
   return r.Finish(std::move(s));
 }
 
 Result<std::vector<SessionInfo>> ParseSessions(const json::value& answer) {
   return EachOf<SessionInfo>(
-      answer, "sessions", "GET /v1/sessions",
+      answer, wire::kSessions, "GET /v1/sessions",
       [](const json::value& v) { return ParseSession(v, "GET /v1/sessions"); });
 }
 
 Result<KeepaliveAnswer> ParseKeepaliveAnswer(const json::value& answer) {
   return OneField<KeepaliveAnswer>(answer, "keepalive", [](AnswerReader& r) {
     KeepaliveAnswer out;
-    out.expires_at = r.String("expires_at");
-    out.locks_lost = r.BoolOr("locks_lost", false);
+    out.expires_at = r.String(wire::kExpiresAt);
+    out.locks_lost = r.BoolOr(wire::kLocksLost, false);
     return out;
   });
 }
 
 Result<bool> ParseCancelAnswer(const json::value& answer) {
   return OneField<bool>(answer, "cancel", [](AnswerReader& r) {
-    return r.BoolOr("cancelled", false);
+    return r.BoolOr(wire::kCancelled, false);
   });
 }
 
 Result<std::int64_t> ParseTransactionAnswer(const json::value& answer) {
   return OneField<std::int64_t>(
       answer, "begin transaction",
-      [](AnswerReader& r) { return r.Int("transaction"); });
+      [](AnswerReader& r) { return r.Int(wire::kTransaction); });
 }
 
 Result<AcquireOutcome> ParseAcquireAnswer(const json::value& answer) {
   AnswerReader reader(answer, "acquire");
   AcquireOutcome out;
-  out.result = static_cast<int>(reader.Int("result"));
-  out.status = reader.String("status");
-  out.fence = reader.UintOr("fence", 0);
-  if (const json::value* d = reader.Find("deadlock")) out.deadlock = *d;
+  out.result = static_cast<int>(reader.Int(wire::kResult));
+  out.status = reader.String(wire::kStatus);
+  out.fence = reader.UintOr(wire::kFence, 0);
+  if (const json::value* d = reader.Find(wire::kDeadlock)) out.deadlock = *d;
   return reader.Finish(std::move(out));
 }
 
 Result<AcquireAllOutcome> ParseAcquireAllAnswer(const json::value& answer) {
   AnswerReader reader(answer, "acquire-all");
   AcquireAllOutcome out;
-  out.result = static_cast<int>(reader.Int("result"));
-  out.status = reader.String("status");
+  out.result = static_cast<int>(reader.Int(wire::kResult));
+  out.status = reader.String(wire::kStatus);
   if (out.granted()) {
-    for (const json::value& v : reader.Array("locks")) {
+    for (const json::value& v : reader.Array(wire::kLocks)) {
       AnswerReader one(v, "acquire-all");
       GrantedLock g;
-      g.resource = one.String("resource");
-      g.mode = one.String("mode");
-      g.fence = one.Uint("fence");
-      g.count = one.Int("count");
+      g.resource = one.String(wire::kResource);
+      g.mode = one.String(wire::kMode);
+      g.fence = one.Uint(wire::kFence);
+      g.count = one.Int(wire::kCount);
       if (!one.ok()) return std::unexpected(one.Failure());
       out.locks.push_back(std::move(g));
     }
   } else {
-    out.failed_resource = reader.OptionalString("resource").value_or("");
-    if (const json::value* d = reader.Find("deadlock")) out.deadlock = *d;
+    out.failed_resource = reader.OptionalString(wire::kResource).value_or("");
+    if (const json::value* d = reader.Find(wire::kDeadlock)) out.deadlock = *d;
   }
   return reader.Finish(std::move(out));
 }
 
 Result<std::string> ParseModeAnswer(const json::value& answer) {
-  return OneField<std::string>(
-      answer, "GET mode", [](AnswerReader& r) { return r.String("mode"); });
+  return OneField<std::string>(answer, "GET mode", [](AnswerReader& r) {
+    return r.String(wire::kMode);
+  });
 }
 
 Result<bool> ParseTestAnswer(const json::value& answer) {
-  return OneField<bool>(answer, "GET test",
-                        [](AnswerReader& r) { return r.Bool("grantable"); });
+  return OneField<bool>(answer, "GET test", [](AnswerReader& r) {
+    return r.Bool(wire::kGrantable);
+  });
 }
 
 namespace {
@@ -484,38 +491,38 @@ constexpr std::string_view kListLocks = "GET /v1/applocks/{ns}";
 Result<LockHolder> HolderFrom(const json::value& v) {
   AnswerReader r(v, kListLocks);
   LockHolder h;
-  h.session = r.String("session");
-  h.session_name = r.OptionalString("session_name").value_or("");
-  h.owner = r.String("owner");
-  h.mode = r.String("mode");
-  h.since = r.OptionalString("since").value_or("");
-  h.count = r.IntOr("count", 0);
-  h.fence = r.UintOr("fence", 0);
+  h.session = r.String(wire::kSession);
+  h.session_name = r.OptionalString(wire::kSessionName).value_or("");
+  h.owner = r.String(wire::kOwner);
+  h.mode = r.String(wire::kMode);
+  h.since = r.OptionalString(wire::kSince).value_or("");
+  h.count = r.IntOr(wire::kCount, 0);
+  h.fence = r.UintOr(wire::kFence, 0);
   return r.Finish(std::move(h));
 }
 
 Result<LockWaiter> WaiterFrom(const json::value& v) {
   AnswerReader r(v, kListLocks);
   LockWaiter w;
-  w.session = r.String("session");
-  w.session_name = r.OptionalString("session_name").value_or("");
-  w.owner = r.OptionalString("owner").value_or("");
-  w.mode = r.String("mode");
-  w.since = r.OptionalString("since").value_or("");
-  w.deadline = r.OptionalString("deadline").value_or("");
-  w.conversion = r.BoolOr("conversion", false);
+  w.session = r.String(wire::kSession);
+  w.session_name = r.OptionalString(wire::kSessionName).value_or("");
+  w.owner = r.OptionalString(wire::kOwner).value_or("");
+  w.mode = r.String(wire::kMode);
+  w.since = r.OptionalString(wire::kSince).value_or("");
+  w.deadline = r.OptionalString(wire::kDeadline).value_or("");
+  w.conversion = r.BoolOr(wire::kConversion, false);
   return r.Finish(std::move(w));
 }
 
 Result<LockInfo> LockFrom(const json::value& v) {
   AnswerReader r(v, kListLocks);
   LockInfo l;
-  l.resource = r.String("resource");
-  l.principal = r.String("principal");
-  auto granted = EachOf<LockHolder>(v, "granted", kListLocks, HolderFrom);
+  l.resource = r.String(wire::kResource);
+  l.principal = r.String(wire::kPrincipal);
+  auto granted = EachOf<LockHolder>(v, wire::kGranted, kListLocks, HolderFrom);
   if (!granted) return std::unexpected(granted.error());
   l.granted = std::move(*granted);
-  auto waiting = EachOf<LockWaiter>(v, "waiting", kListLocks, WaiterFrom);
+  auto waiting = EachOf<LockWaiter>(v, wire::kWaiting, kListLocks, WaiterFrom);
   if (!waiting) return std::unexpected(waiting.error());
   l.waiting = std::move(*waiting);
   return r.Finish(std::move(l));
@@ -524,27 +531,27 @@ Result<LockInfo> LockFrom(const json::value& v) {
 }  // namespace
 
 Result<std::vector<LockInfo>> ParseLocks(const json::value& answer) {
-  return EachOf<LockInfo>(answer, "locks", kListLocks, LockFrom);
+  return EachOf<LockInfo>(answer, wire::kLocks, kListLocks, LockFrom);
 }
 
 Result<SemaphoreOutcome> ParseSemaphoreAcquireAnswer(
     const json::value& answer) {
   AnswerReader reader(answer, "semaphore acquire");
   SemaphoreOutcome out;
-  out.result = static_cast<int>(reader.Int("result"));
-  out.status = reader.String("status");
+  out.result = static_cast<int>(reader.Int(wire::kResult));
+  out.status = reader.String(wire::kStatus);
   if (out.granted()) {
-    out.fence = reader.Uint("fence");
-    out.permits = reader.Int("permits");
+    out.fence = reader.Uint(wire::kFence);
+    out.permits = reader.Int(wire::kPermits);
   }
-  if (const json::value* d = reader.Find("deadlock")) out.deadlock = *d;
+  if (const json::value* d = reader.Find(wire::kDeadlock)) out.deadlock = *d;
   return reader.Finish(std::move(out));
 }
 
 Result<std::int64_t> ParseSemaphoreReleaseAnswer(const json::value& answer) {
   return OneField<std::int64_t>(
       answer, "semaphore release",
-      [](AnswerReader& r) { return r.Int("permits"); });
+      [](AnswerReader& r) { return r.Int(wire::kPermits); });
 }
 
 namespace {
@@ -554,25 +561,25 @@ constexpr std::string_view kListSemaphores = "GET /v1/semaphores/{ns}";
 Result<SemaphoreHolder> SemaphoreHolderFrom(const json::value& v) {
   AnswerReader r(v, kListSemaphores);
   SemaphoreHolder h;
-  h.session = r.String("session");
-  h.session_name = r.OptionalString("session_name").value_or("");
-  h.owner = r.String("owner");
-  h.permits = r.Int("permits");
-  h.since = r.OptionalString("since").value_or("");
-  h.fence = r.UintOr("fence", 0);
+  h.session = r.String(wire::kSession);
+  h.session_name = r.OptionalString(wire::kSessionName).value_or("");
+  h.owner = r.String(wire::kOwner);
+  h.permits = r.Int(wire::kPermits);
+  h.since = r.OptionalString(wire::kSince).value_or("");
+  h.fence = r.UintOr(wire::kFence, 0);
   return r.Finish(std::move(h));
 }
 
 Result<SemaphoreWaiter> SemaphoreWaiterFrom(const json::value& v) {
   AnswerReader r(v, kListSemaphores);
   SemaphoreWaiter w;
-  w.session = r.String("session");
-  w.session_name = r.OptionalString("session_name").value_or("");
-  w.owner = r.OptionalString("owner").value_or("");
-  w.permits = r.Int("permits");
-  w.conversion = r.BoolOr("conversion", false);
-  w.since = r.OptionalString("since").value_or("");
-  w.deadline = r.OptionalString("deadline").value_or("");
+  w.session = r.String(wire::kSession);
+  w.session_name = r.OptionalString(wire::kSessionName).value_or("");
+  w.owner = r.OptionalString(wire::kOwner).value_or("");
+  w.permits = r.Int(wire::kPermits);
+  w.conversion = r.BoolOr(wire::kConversion, false);
+  w.since = r.OptionalString(wire::kSince).value_or("");
+  w.deadline = r.OptionalString(wire::kDeadline).value_or("");
   return r.Finish(std::move(w));
 }
 
@@ -581,45 +588,46 @@ Result<SemaphoreWaiter> SemaphoreWaiterFrom(const json::value& v) {
 Result<SemaphoreInfo> ParseSemaphore(const json::value& answer) {
   AnswerReader r(answer, kListSemaphores);
   SemaphoreInfo s;
-  s.name = r.String("name");
-  s.principal = r.String("principal");
-  s.limit = r.Int("limit");
-  s.held = r.Int("held");
-  auto holders = EachOf<SemaphoreHolder>(answer, "holders", kListSemaphores,
-                                         SemaphoreHolderFrom);
+  s.name = r.String(wire::kName);
+  s.principal = r.String(wire::kPrincipal);
+  s.limit = r.Int(wire::kLimit);
+  s.held = r.Int(wire::kHeld);
+  auto holders = EachOf<SemaphoreHolder>(answer, wire::kHolders,
+                                         kListSemaphores, SemaphoreHolderFrom);
   if (!holders) return std::unexpected(holders.error());
   s.holders = std::move(*holders);
-  auto waiting = EachOf<SemaphoreWaiter>(answer, "waiting", kListSemaphores,
-                                         SemaphoreWaiterFrom);
+  auto waiting = EachOf<SemaphoreWaiter>(answer, wire::kWaiting,
+                                         kListSemaphores, SemaphoreWaiterFrom);
   if (!waiting) return std::unexpected(waiting.error());
   s.waiting = std::move(*waiting);
-  s.lock_delay_until = r.OptionalString("lock_delay_until").value_or("");
-  s.lock_delay_permits = r.IntOr("lock_delay_permits", 0);
+  s.lock_delay_until = r.OptionalString(wire::kLockDelayUntil).value_or("");
+  s.lock_delay_permits = r.IntOr(wire::kLockDelayPermits, 0);
   return r.Finish(std::move(s));
 }
 
 Result<std::vector<SemaphoreInfo>> ParseSemaphores(const json::value& answer) {
-  return EachOf<SemaphoreInfo>(answer, "semaphores", kListSemaphores,
+  return EachOf<SemaphoreInfo>(answer, wire::kSemaphores, kListSemaphores,
                                ParseSemaphore);
 }
 
 Result<std::int64_t> ParsePutAnswer(const json::value& answer) {
-  return OneField<std::int64_t>(
-      answer, "PUT record", [](AnswerReader& r) { return r.Int("version"); });
+  return OneField<std::int64_t>(answer, "PUT record", [](AnswerReader& r) {
+    return r.Int(wire::kVersion);
+  });
 }
 
 namespace {
 
 RecordInfo RecordFrom(AnswerReader& r) {
   RecordInfo rec;
-  rec.key = r.String("key");
-  rec.body = r.OptionalString("body");
-  rec.version = r.IntOr("version", 0);
-  rec.locked_by = r.OptionalString("locked_by");
-  rec.lock_expires_at = r.OptionalString("lock_expires_at");
-  rec.state = r.String("state");
-  rec.fence = r.UintOr("fence", 0);
-  rec.write_fence = r.UintOr("write_fence", 0);
+  rec.key = r.String(wire::kKey);
+  rec.body = r.OptionalString(wire::kBody);
+  rec.version = r.IntOr(wire::kVersion, 0);
+  rec.locked_by = r.OptionalString(wire::kLockedBy);
+  rec.lock_expires_at = r.OptionalString(wire::kLockExpiresAt);
+  rec.state = r.String(wire::kState);
+  rec.fence = r.UintOr(wire::kFence, 0);
+  rec.write_fence = r.UintOr(wire::kWriteFence, 0);
   return rec;
 }
 
@@ -631,8 +639,8 @@ Result<WriteOutcome> WriteFrom(const json::value& answer,
   AnswerReader reader(answer, what);
   WriteOutcome out;
   out.done = reader.Bool(done_field);
-  if (!out.done) out.reason = reader.String("reason");
-  out.version = reader.IntOr("version", 0);
+  if (!out.done) out.reason = reader.String(wire::kReason);
+  out.version = reader.IntOr(wire::kVersion, 0);
   return reader.Finish(std::move(out));
 }
 
@@ -644,12 +652,12 @@ Result<RecordInfo> ParseRecord(const json::value& answer) {
 
 Result<RecordPage> ParseRecordPage(const json::value& answer) {
   auto records = EachOf<RecordInfo>(
-      answer, "records", "GET records", [](const json::value& v) {
+      answer, wire::kRecords, "GET records", [](const json::value& v) {
         return OneField<RecordInfo>(v, "GET records", RecordFrom);
       });
   if (!records) return std::unexpected(records.error());
   AnswerReader reader(answer, "GET records");
-  RecordPage page{std::move(*records), reader.OptionalString("next")};
+  RecordPage page{std::move(*records), reader.OptionalString(wire::kNext)};
   return reader.Finish(std::move(page));
 }
 
@@ -657,50 +665,50 @@ Result<CheckoutOutcome> ParseCheckoutAnswer(const json::value& answer,
                                             std::string_view owner) {
   AnswerReader reader(answer, "checkout");
   CheckoutOutcome out;
-  out.granted = reader.Bool("granted");
+  out.granted = reader.Bool(wire::kGranted);
   if (out.granted) {
-    out.renewed = reader.BoolOr("renewed", false);
-    out.token = reader.String("token");
-    out.fence = reader.Uint("fence");
+    out.renewed = reader.BoolOr(wire::kRenewed, false);
+    out.token = reader.String(wire::kToken);
+    out.fence = reader.Uint(wire::kFence);
     out.locked_by =
-        reader.OptionalString("locked_by").value_or(std::string(owner));
-    out.expires_at = reader.String("expires_at");
+        reader.OptionalString(wire::kLockedBy).value_or(std::string(owner));
+    out.expires_at = reader.String(wire::kExpiresAt);
   } else {
-    out.locked_by = reader.OptionalString("locked_by").value_or("");
-    out.expires_at = reader.OptionalString("lock_expires_at").value_or("");
+    out.locked_by = reader.OptionalString(wire::kLockedBy).value_or("");
+    out.expires_at = reader.OptionalString(wire::kLockExpiresAt).value_or("");
   }
   return reader.Finish(std::move(out));
 }
 
 Result<WriteOutcome> ParseSaveAnswer(const json::value& answer) {
-  return WriteFrom(answer, "saved", "save");
+  return WriteFrom(answer, wire::kSaved, "save");
 }
 
 Result<WriteOutcome> ParseCheckinAnswer(const json::value& answer) {
-  return WriteFrom(answer, "released", "checkin");
+  return WriteFrom(answer, wire::kReleased, "checkin");
 }
 
 Result<WriteOutcome> ParseDeleteAnswer(const json::value& answer) {
-  return WriteFrom(answer, "deleted", "delete");
+  return WriteFrom(answer, wire::kDeleted, "delete");
 }
 
 Result<std::int64_t> ParsePurgeAnswer(const json::value& answer) {
   return OneField<std::int64_t>(
-      answer, "purge", [](AnswerReader& r) { return r.Int("purged"); });
+      answer, "purge", [](AnswerReader& r) { return r.Int(wire::kPurged); });
 }
 
 Result<bool> ParseBreakAnswer(const json::value& answer) {
   return OneField<bool>(answer, "break",
-                        [](AnswerReader& r) { return r.Bool("broken"); });
+                        [](AnswerReader& r) { return r.Bool(wire::kBroken); });
 }
 
 Result<OperationStatus> ParseOperationStatus(const json::value& answer) {
   AnswerReader reader(answer, "begin operation");
   OperationStatus out;
-  out.completed = reader.String("state") == "completed";
+  out.completed = reader.String(wire::kState) == "completed";
   if (out.completed) {
-    if (const json::value* o = reader.Find("outcome")) out.outcome = *o;
-    out.completed_at = reader.OptionalString("completed_at").value_or("");
+    if (const json::value* o = reader.Find(wire::kOutcome)) out.outcome = *o;
+    out.completed_at = reader.OptionalString(wire::kCompletedAt).value_or("");
   }
   return reader.Finish(std::move(out));
 }
@@ -708,25 +716,25 @@ Result<OperationStatus> ParseOperationStatus(const json::value& answer) {
 Result<EnqueueOutcome> ParseEnqueueAnswer(const json::value& answer) {
   AnswerReader reader(answer, "enqueue");
   EnqueueOutcome out;
-  out.id = reader.Int("id");
-  out.duplicate = reader.BoolOr("duplicate", false);
-  out.staged = reader.BoolOr("staged", false);
+  out.id = reader.Int(wire::kId);
+  out.duplicate = reader.BoolOr(wire::kDuplicate, false);
+  out.staged = reader.BoolOr(wire::kStaged, false);
   return reader.Finish(out);
 }
 
 Result<std::vector<OutboxMessage>> ParseClaimAnswer(const json::value& answer) {
   return EachOf<OutboxMessage>(
-      answer, "messages", "claim",
+      answer, wire::kMessages, "claim",
       [](const json::value& v) -> Result<OutboxMessage> {
         AnswerReader one(v, "claim");
         OutboxMessage m;
-        m.id = one.Int("id");
-        m.key = one.String("key");
-        if (const json::value* p = one.Find("payload")) m.payload = *p;
-        m.attempt = one.Int("attempt");
-        m.claim_token = one.String("claim_token");
+        m.id = one.Int(wire::kId);
+        m.key = one.String(wire::kKey);
+        if (const json::value* p = one.Find(wire::kPayload)) m.payload = *p;
+        m.attempt = one.Int(wire::kAttempt);
+        m.claim_token = one.String(wire::kClaimToken);
         m.lease_expires_at =
-            one.OptionalString("lease_expires_at").value_or("");
+            one.OptionalString(wire::kLeaseExpiresAt).value_or("");
         return one.Finish(std::move(m));
       });
 }
@@ -734,19 +742,19 @@ Result<std::vector<OutboxMessage>> ParseClaimAnswer(const json::value& answer) {
 Result<AckOutcome> ParseAckAnswer(const json::value& answer) {
   AnswerReader reader(answer, "ack");
   AckOutcome out;
-  out.acked = reader.Bool("acked");
-  out.already = reader.BoolOr("already", false);
-  out.reason = reader.OptionalString("reason").value_or("");
+  out.acked = reader.Bool(wire::kAcked);
+  out.already = reader.BoolOr(wire::kAlready, false);
+  out.reason = reader.OptionalString(wire::kReason).value_or("");
   return reader.Finish(std::move(out));
 }
 
 Result<OutboxCounts> ParseOutboxCounts(const json::value& answer) {
   AnswerReader reader(answer, "GET outbox");
   OutboxCounts out;
-  out.pending = reader.Int("pending");
-  out.claimed = reader.Int("claimed");
-  out.dead = reader.Int("dead");
-  out.dead_letters = reader.Array("dead_letters");
+  out.pending = reader.Int(wire::kPending);
+  out.claimed = reader.Int(wire::kClaimed);
+  out.dead = reader.Int(wire::kDead);
+  out.dead_letters = reader.Array(wire::kDeadLetters);
   return reader.Finish(std::move(out));
 }
 

@@ -127,12 +127,12 @@ ApiResponse JsonResponse(unsigned status, AnswerText&& text) {
 ApiResponse ErrorResponse(const Status& st) {
   AnswerText error;
   error
-      .String("code", StatusCodeName(st.code()))
+      .String(wire::kCode, StatusCodeName(st.code()))
       // A message may quote what the client sent, which need not be UTF-8.
-      .String("message", EscapeInvalidUtf8(st.message()));
+      .String(wire::kMessage, EscapeInvalidUtf8(st.message()));
   return JsonResponse(
       HttpStatusFor(st.code()),
-      std::move(AnswerText().Object("error", std::move(error))));
+      std::move(AnswerText().Object(wire::kError, std::move(error))));
 }
 
 void Call::Reply(unsigned status, const json::value& v) const {
@@ -206,7 +206,7 @@ SessionId ParseSessionId(std::string_view text) {
 std::string SessionIdText(SessionId id) { return std::to_string(id); }
 
 Result<SessionId> SessionField(const Fields& fields) {
-  auto raw = fields.Raw("session");
+  auto raw = fields.Raw(wire::kSession);
   if (!raw || raw->is_null()) {
     return Error(StatusCode::kBadRequest, "field \"session\" is required");
   }
@@ -227,11 +227,11 @@ std::optional<SessionId> NamedSession(const Call& c, int id_index) {
   if (id_index >= 0) {
     return ParseSessionId(c.path[static_cast<std::size_t>(id_index)]);
   }
-  if (c.body.contains("session")) {
+  if (c.body.contains(wire::kSession)) {
     auto id = SessionField(Fields(c.body));
     return id ? std::optional<SessionId>(*id) : std::nullopt;
   }
-  if (auto s = c.Query("session"); !s.empty()) return ParseSessionId(s);
+  if (auto s = c.Query(wire::kSession); !s.empty()) return ParseSessionId(s);
   return std::nullopt;
 }
 
@@ -252,8 +252,8 @@ std::optional<ApiResponse> Api::ToLeader(std::string_view target) const {
   r.status = 307;
   r.location = leader + std::string(target);
   r.body = boost::json::serialize(boost::json::object{
-      {"leader", leader},
-      {"message", "this node stands by; the leader is " + leader}});
+      {wire::kLeader, leader},
+      {wire::kMessage, "this node stands by; the leader is " + leader}});
   return r;
 }
 
@@ -404,7 +404,7 @@ Result<EventAccess> Api::AuthorizeEvents(std::string_view authorization,
                                          const PeerCertificate* peer) const {
   auto query = ParseQuery(target);
   if (!query) return std::unexpected(BadTarget());
-  auto ns = query->find("ns");
+  auto ns = query->find(wire::kNs);
   EventAccess access{ns == query->end() ? "" : ns->second, true};
   // ?ns= names a namespace as a path does: the same refusals.
   if (ns != query->end()) {

@@ -10,46 +10,47 @@ namespace leasehold::server {
 namespace json = boost::json;
 
 std::string SseFrame(const OwnedEvent& e) {
-  json::object o{{"type", EventTypeName(e.type)}, {"at", TimeJson(e.at)}};
+  json::object o{{wire::kType, EventTypeName(e.type)},
+                 {wire::kAt, TimeJson(e.at)}};
   if (e.session != 0) {
-    o["session"] = std::to_string(e.session);
-    o["session_name"] = e.session_name;
+    o[wire::kSession] = std::to_string(e.session);
+    o[wire::kSessionName] = e.session_name;
   }
-  if (e.transaction != 0) o["transaction"] = e.transaction;
-  if (!e.ns.empty()) o["ns"] = e.ns;
-  if (!e.resource.empty()) o["resource"] = e.resource;
+  if (e.transaction != 0) o[wire::kTransaction] = e.transaction;
+  if (!e.ns.empty()) o[wire::kNs] = e.ns;
+  if (!e.resource.empty()) o[wire::kResource] = e.resource;
   const bool lock =
       e.type >= EventType::kLockGranted && e.type <= EventType::kLockDeadlock;
   const bool semaphore = e.type >= EventType::kSemaphoreGranted &&
                          e.type <= EventType::kSemaphoreDeadlock;
   if (lock || semaphore) {
-    o["principal"] = e.principal;
-    o["owner"] = LockOwnerName(e.owner);
+    o[wire::kPrincipal] = e.principal;
+    o[wire::kOwner] = LockOwnerName(e.owner);
   }
   if (lock) {
-    o["mode"] = LockModeName(e.mode);
-    o["count"] = e.count;
+    o[wire::kMode] = LockModeName(e.mode);
+    o[wire::kCount] = e.count;
   }
   if (semaphore) {
-    o["permits"] = e.count;
-    o["limit"] = e.limit;
+    o[wire::kPermits] = e.count;
+    o[wire::kLimit] = e.limit;
   }
-  if (e.fence != 0) o["fence"] = e.fence;
-  if (e.until) o["until"] = TimeJson(*e.until);
+  if (e.fence != 0) o[wire::kFence] = e.fence;
+  if (e.until) o[wire::kUntil] = TimeJson(*e.until);
   if (e.type == EventType::kClusterLeader) {
-    o["leader"] = e.holder;
-    o["epoch"] = e.version;
+    o[wire::kLeader] = e.holder;
+    o[wire::kEpoch] = e.version;
   } else {
-    if (!e.holder.empty()) o["holder"] = e.holder;
-    if (e.version != 0) o["version"] = e.version;
+    if (!e.holder.empty()) o[wire::kHolder] = e.holder;
+    if (e.version != 0) o[wire::kVersion] = e.version;
   }
   if (e.message != 0) {
-    o["topic"] = e.resource;
-    o["key"] = e.key;
-    o["id"] = e.message;
-    if (e.type == EventType::kOutboxClaimed) o["attempt"] = e.count;
+    o[wire::kTopic] = e.resource;
+    o[wire::kKey] = e.key;
+    o[wire::kId] = e.message;
+    if (e.type == EventType::kOutboxClaimed) o[wire::kAttempt] = e.count;
   }
-  if (e.deadlock) o["deadlock"] = DeadlockJson(*e.deadlock);
+  if (e.deadlock) o[wire::kDeadlock] = DeadlockJson(*e.deadlock);
   std::string frame = "event: ";
   frame += EventTypeName(e.type);
   frame += "\ndata: ";

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/wire_names.h"
 #include "server/answer_text.h"
 #include "server/api.h"
 #include "server/json_io.h"

@@ -38,7 +38,7 @@ Status Bad(StatusCode code, std::string message) {
 
 Result<std::vector<std::pair<std::string, LockMode>>> ParseLocks(
     const Fields& f) {
-  auto raw = f.Raw("locks");
+  auto raw = f.Raw(wire::kLocks);
   if (!raw || !raw->is_array() || raw->as_array().empty()) {
     return std::unexpected(
         Bad(StatusCode::kBadRequest,
@@ -64,7 +64,7 @@ Result<std::vector<std::pair<std::string, LockMode>>> ParseLocks(
                                          "and mode"));
     }
     const Fields item(items[i].as_object());
-    auto resource = item.RequiredString("resource");
+    auto resource = item.RequiredString(wire::kResource);
     if (!resource) {
       return std::unexpected(Bad(resource.error().code(),
                                  where + ": " + resource.error().message()));
@@ -72,7 +72,7 @@ Result<std::vector<std::pair<std::string, LockMode>>> ParseLocks(
     if (Status st = ValidateName(*resource, "resource"); !st.ok()) {
       return std::unexpected(Bad(st.code(), where + ": " + st.message()));
     }
-    auto mode_text = item.OptionalString("mode");
+    auto mode_text = item.OptionalString(wire::kMode);
     if (!mode_text || !*mode_text) {
       return std::unexpected(
           Bad(StatusCode::kBadMode, where + ": mode is required"));
@@ -98,13 +98,13 @@ Result<AcquireAllBody> ParseBody(const json::object& body,
   auto session = SessionField(f);
   if (!session) return std::unexpected(session.error());
   r.session = *session;
-  auto principal = f.OptionalString("principal");
+  auto principal = f.OptionalString(wire::kPrincipal);
   if (!principal) return std::unexpected(principal.error());
   if (*principal) r.principal = PrincipalScope(**principal);
   if (Status st = ValidateName(r.principal, "principal"); !st.ok()) {
     return std::unexpected(st);
   }
-  auto owner = f.OptionalString("owner");
+  auto owner = f.OptionalString(wire::kOwner);
   if (!owner) {
     return std::unexpected(
         Bad(StatusCode::kBadOwner, "owner must be Transaction or Session"));
@@ -114,7 +114,7 @@ Result<AcquireAllBody> ParseBody(const json::object& body,
     if (!parsed) return std::unexpected(parsed.error());
     r.owner = *parsed;
   }
-  auto timeout = f.OptionalInt("timeout_ms");
+  auto timeout = f.OptionalInt(wire::kTimeoutMs);
   if (!timeout || timeout->value_or(-1) < -1) {
     return std::unexpected(Bad(StatusCode::kBadTimeout,
                                "timeout_ms must be -1 (wait without limit), 0 "
@@ -133,21 +133,21 @@ ApiResponse Answer(const AcquireAllResult& r) {
       r.result == AcquireResult::kGrantedAfterWait) {
     json::array locks;
     for (const AcquiredLock& l : r.locks) {
-      locks.push_back(json::object{{"resource", l.resource},
-                                   {"mode", LockModeName(l.held)},
-                                   {"fence", l.fence},
-                                   {"count", l.count}});
+      locks.push_back(json::object{{wire::kResource, l.resource},
+                                   {wire::kMode, LockModeName(l.held)},
+                                   {wire::kFence, l.fence},
+                                   {wire::kCount, l.count}});
     }
-    return JsonResponse(200,
-                        json::object{{"result", static_cast<int>(r.result)},
-                                     {"status", AcquireResultName(r.result)},
-                                     {"locks", std::move(locks)}});
+    return JsonResponse(
+        200, json::object{{wire::kResult, static_cast<int>(r.result)},
+                          {wire::kStatus, AcquireResultName(r.result)},
+                          {wire::kLocks, std::move(locks)}});
   }
-  json::object o{{"result", static_cast<int>(r.result)},
-                 {"status", AcquireResultName(r.result)},
-                 {"resource", r.refused},
-                 {"released", r.released}};
-  if (r.deadlock) o["deadlock"] = DeadlockJson(*r.deadlock);
+  json::object o{{wire::kResult, static_cast<int>(r.result)},
+                 {wire::kStatus, AcquireResultName(r.result)},
+                 {wire::kResource, r.refused},
+                 {wire::kReleased, r.released}};
+  if (r.deadlock) o[wire::kDeadlock] = DeadlockJson(*r.deadlock);
   return JsonResponse(409, o);
 }
 

@@ -20,7 +20,7 @@ Result<LockArgs> ArgsFromBody(const Fields& f) {
   auto holder = HolderArgsFromBody(f);
   if (!holder) return std::unexpected(holder.error());
   LockArgs a{*holder, {}};
-  auto resource = f.RequiredString("resource");
+  auto resource = f.RequiredString(wire::kResource);
   if (!resource) return std::unexpected(resource.error());
   a.resource = std::move(*resource);
   return a;
@@ -28,13 +28,13 @@ Result<LockArgs> ArgsFromBody(const Fields& f) {
 
 Result<LockArgs> ArgsFromQuery(const Call& c) {
   LockArgs a;
-  a.session = ParseSessionId(c.Query("session"));
-  a.resource = c.Query("resource");
-  if (const std::string p = c.Query("principal"); !p.empty()) {
+  a.session = ParseSessionId(c.Query(wire::kSession));
+  a.resource = c.Query(wire::kResource);
+  if (const std::string p = c.Query(wire::kPrincipal); !p.empty()) {
     a.principal = PrincipalScope(p);
   }
-  if (c.query.contains("owner")) {
-    auto parsed = ParseLockOwner(c.Query("owner"));
+  if (c.query.contains(wire::kOwner)) {
+    auto parsed = ParseLockOwner(c.Query(wire::kOwner));
     if (!parsed) return std::unexpected(parsed.error());
     a.owner = *parsed;
   }
@@ -50,16 +50,16 @@ ApiResponse AcquireResponse(AcquireResult result, Fence fence, LockMode held,
                             std::uint32_t count,
                             const std::optional<DeadlockReport>& deadlock) {
   AnswerText o;
-  o.Int("result", static_cast<int>(result))
-      .String("status", AcquireResultName(result));
+  o.Int(wire::kResult, static_cast<int>(result))
+      .String(wire::kStatus, AcquireResultName(result));
   const bool granted = result == AcquireResult::kGranted ||
                        result == AcquireResult::kGrantedAfterWait;
   if (granted) {
-    o.Uint("fence", fence)
-        .String("mode", LockModeName(held))
-        .Uint("count", count);
+    o.Uint(wire::kFence, fence)
+        .String(wire::kMode, LockModeName(held))
+        .Uint(wire::kCount, count);
   }
-  if (deadlock) o.Value("deadlock", DeadlockJson(*deadlock));
+  if (deadlock) o.Value(wire::kDeadlock, DeadlockJson(*deadlock));
   return JsonResponse(granted ? 200 : 409, std::move(o));
 }
 
@@ -70,10 +70,10 @@ Result<HolderArgs> HolderArgsFromBody(const Fields& f) {
   auto session = SessionField(f);
   if (!session) return std::unexpected(session.error());
   a.session = *session;
-  auto principal = f.OptionalString("principal");
+  auto principal = f.OptionalString(wire::kPrincipal);
   if (!principal) return std::unexpected(principal.error());
   if (*principal) a.principal = PrincipalScope(**principal);
-  auto owner = f.OptionalString("owner");
+  auto owner = f.OptionalString(wire::kOwner);
   if (!owner) {
     return Error(StatusCode::kBadOwner, "owner must be Transaction or Session");
   }
@@ -88,30 +88,31 @@ Result<HolderArgs> HolderArgsFromBody(const Fields& f) {
 boost::json::object DeadlockJson(const DeadlockReport& d) {
   json::array cycle;
   for (const WaitForEdge& e : d.cycle) {
-    cycle.push_back(json::object{{"waiter", SessionIdText(e.waiter)},
-                                 {"waiter_name", e.waiter_name},
-                                 {"holder", SessionIdText(e.holder)},
-                                 {"holder_name", e.holder_name},
-                                 {"ns", e.ns},
-                                 {"principal", e.principal},
-                                 {"resource", e.resource},
-                                 {"wanted", LockModeName(e.wanted)}});
+    cycle.push_back(json::object{{wire::kWaiter, SessionIdText(e.waiter)},
+                                 {wire::kWaiterName, e.waiter_name},
+                                 {wire::kHolder, SessionIdText(e.holder)},
+                                 {wire::kHolderName, e.holder_name},
+                                 {wire::kNs, e.ns},
+                                 {wire::kPrincipal, e.principal},
+                                 {wire::kResource, e.resource},
+                                 {wire::kWanted, LockModeName(e.wanted)}});
     // A semaphore's edge: how many permits the waiter wants there.
-    if (e.permits != 0) cycle.back().as_object()["permits"] = e.permits;
+    if (e.permits != 0) cycle.back().as_object()[wire::kPermits] = e.permits;
   }
-  return json::object{{"victim", SessionIdText(d.victim)}, {"cycle", cycle}};
+  return json::object{{wire::kVictim, SessionIdText(d.victim)},
+                      {wire::kCycle, cycle}};
 }
 
 void AcquireLock(Call& c, const std::string& ns) {
   const Fields f(c.body);
   auto args = ArgsFromBody(f);
   if (!args) return c.Fail(args.error());
-  auto mode_text = f.OptionalString("mode");
+  auto mode_text = f.OptionalString(wire::kMode);
   if (!mode_text)
     return c.Fail(Status(StatusCode::kBadMode, "mode must be a string"));
   auto mode = ModeField(*mode_text);
   if (!mode) return c.Fail(mode.error());
-  auto timeout = f.OptionalInt("timeout_ms");
+  auto timeout = f.OptionalInt(wire::kTimeoutMs);
   if (!timeout) {
     return c.Fail(
         Status(StatusCode::kBadTimeout, "timeout_ms must be an integer"));
@@ -142,7 +143,7 @@ void ReleaseLock(Call& c, const std::string& ns) {
       },
       [](Status& st) {
         if (!st.ok()) return ErrorResponse(st);
-        return JsonResponse(200, std::move(AnswerText().Int("result", 0)));
+        return JsonResponse(200, std::move(AnswerText().Int(wire::kResult, 0)));
       });
 }
 
@@ -154,7 +155,8 @@ void LockModeOf(Call& c, const std::string& ns) {
         return e.Mode(now, a.session, {ns, a.principal, a.resource}, a.owner);
       },
       [](Result<LockMode>& r) {
-        return r ? JsonResponse(200, json::object{{"mode", LockModeName(*r)}})
+        return r ? JsonResponse(200,
+                                json::object{{wire::kMode, LockModeName(*r)}})
                  : ErrorResponse(r.error());
       });
 }
@@ -162,8 +164,8 @@ void LockModeOf(Call& c, const std::string& ns) {
 void TestLock(Call& c, const std::string& ns) {
   auto args = ArgsFromQuery(c);
   if (!args) return c.Fail(args.error());
-  auto mode = ModeField(c.query.contains("mode")
-                            ? std::optional<std::string>(c.Query("mode"))
+  auto mode = ModeField(c.query.contains(wire::kMode)
+                            ? std::optional<std::string>(c.Query(wire::kMode))
                             : std::nullopt);
   if (!mode) return c.Fail(mode.error());
   c.Run<Result<bool>>(
@@ -172,7 +174,7 @@ void TestLock(Call& c, const std::string& ns) {
                       a.owner);
       },
       [](Result<bool>& r) {
-        return r ? JsonResponse(200, json::object{{"grantable", *r}})
+        return r ? JsonResponse(200, json::object{{wire::kGrantable, *r}})
                  : ErrorResponse(r.error());
       });
 }
@@ -187,32 +189,32 @@ void ListLocks(Call& c, const std::string& ns) {
           json::array granted, waiting;
           for (const auto& g : l.granted) {
             granted.push_back(
-                json::object{{"session", SessionIdText(g.session)},
-                             {"session_name", g.session_name},
-                             {"owner", LockOwnerName(g.owner)},
-                             {"mode", LockModeName(g.mode)},
-                             {"count", g.count},
-                             {"since", TimeJson(g.since)},
-                             {"fence", g.fence}});
+                json::object{{wire::kSession, SessionIdText(g.session)},
+                             {wire::kSessionName, g.session_name},
+                             {wire::kOwner, LockOwnerName(g.owner)},
+                             {wire::kMode, LockModeName(g.mode)},
+                             {wire::kCount, g.count},
+                             {wire::kSince, TimeJson(g.since)},
+                             {wire::kFence, g.fence}});
           }
           for (const auto& w : l.waiting) {
             waiting.push_back(
-                json::object{{"session", SessionIdText(w.session)},
-                             {"session_name", w.session_name},
-                             {"owner", LockOwnerName(w.owner)},
-                             {"mode", LockModeName(w.requested)},
-                             {"conversion", w.conversion},
-                             {"since", TimeJson(w.since)},
-                             {"deadline", TimeJson(w.deadline)}});
+                json::object{{wire::kSession, SessionIdText(w.session)},
+                             {wire::kSessionName, w.session_name},
+                             {wire::kOwner, LockOwnerName(w.owner)},
+                             {wire::kMode, LockModeName(w.requested)},
+                             {wire::kConversion, w.conversion},
+                             {wire::kSince, TimeJson(w.since)},
+                             {wire::kDeadline, TimeJson(w.deadline)}});
           }
-          out.push_back(
-              json::object{{"resource", l.resource},
-                           {"principal", l.principal},
-                           {"granted", granted},
-                           {"waiting", waiting},
-                           {"lock_delay_until", TimeJson(l.lock_delay_until)}});
+          out.push_back(json::object{
+              {wire::kResource, l.resource},
+              {wire::kPrincipal, l.principal},
+              {wire::kGranted, granted},
+              {wire::kWaiting, waiting},
+              {wire::kLockDelayUntil, TimeJson(l.lock_delay_until)}});
         }
-        return JsonResponse(200, json::object{{"locks", out}});
+        return JsonResponse(200, json::object{{wire::kLocks, out}});
       });
 }
 

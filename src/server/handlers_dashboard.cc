@@ -18,12 +18,12 @@ bool MaySee(const Call& c, std::string_view ns) {
 json::object NamespaceJson(const NamespaceInfo& n) {
   json::array topics;
   for (const std::string& t : n.topics) topics.push_back(json::value(t));
-  return json::object{{"ns", n.ns},
-                      {"keys", n.keys},
-                      {"active_checkouts", n.active_checkouts},
-                      {"lock_resources", n.lock_resources},
-                      {"semaphores", n.semaphores},
-                      {"topics", std::move(topics)}};
+  return json::object{{wire::kNs, n.ns},
+                      {wire::kKeys, n.keys},
+                      {wire::kActiveCheckouts, n.active_checkouts},
+                      {wire::kLockResources, n.lock_resources},
+                      {wire::kSemaphores, n.semaphores},
+                      {wire::kTopics, std::move(topics)}};
 }
 
 json::object RateJson(const ActivityHistory::Rates& r) {
@@ -31,46 +31,46 @@ json::object RateJson(const ActivityHistory::Rates& r) {
   for (std::uint32_t n : r.applocks) applocks.push_back(n);
   for (std::uint32_t n : r.checkouts) checkouts.push_back(n);
   const Time first{std::chrono::seconds(r.first_second)};
-  return json::object{{"interval_ms", 1000},
-                      {"first_at", TimeJson(first)},
-                      {"applocks", std::move(applocks)},
-                      {"checkouts", std::move(checkouts)}};
+  return json::object{{wire::kIntervalMs, 1000},
+                      {wire::kFirstAt, TimeJson(first)},
+                      {wire::kApplocks, std::move(applocks)},
+                      {wire::kCheckouts, std::move(checkouts)}};
 }
 
 json::object DeadlockJson(const OwnedEvent& e) {
   json::object report = server::DeadlockJson(*e.deadlock);
-  json::object o{{"at", TimeJson(e.at)},
-                 {"ns", e.ns},
-                 {"resource", e.resource},
-                 {"mode", LockModeName(e.mode)},
-                 {"victim", std::move(report["victim"])},
-                 {"victim_name", e.session_name},
-                 {"cycle", std::move(report["cycle"])}};
+  json::object o{{wire::kAt, TimeJson(e.at)},
+                 {wire::kNs, e.ns},
+                 {wire::kResource, e.resource},
+                 {wire::kMode, LockModeName(e.mode)},
+                 {wire::kVictim, std::move(report[wire::kVictim])},
+                 {wire::kVictimName, e.session_name},
+                 {wire::kCycle, std::move(report[wire::kCycle])}};
   // The victim asked for permits of a semaphore.
-  if (e.type == EventType::kSemaphoreDeadlock) o["permits"] = e.count;
+  if (e.type == EventType::kSemaphoreDeadlock) o[wire::kPermits] = e.count;
   return o;
 }
 
 }  // namespace
 
 void WhoAmI(Call& c) {
-  json::object o{{"authentication", c.caller != nullptr}};
+  json::object o{{wire::kAuthentication, c.caller != nullptr}};
   if (c.caller == nullptr) {
-    o["principal"] = nullptr;
-    o["role"] = RoleName(Role::kAdmin);
-    o["namespaces"] = json::array{"*"};
+    o[wire::kPrincipal] = nullptr;
+    o[wire::kRole] = RoleName(Role::kAdmin);
+    o[wire::kNamespaces] = json::array{"*"};
   } else {
-    o["principal"] = c.caller->principal;
-    o["role"] = RoleName(c.caller->role);
+    o[wire::kPrincipal] = c.caller->principal;
+    o[wire::kRole] = RoleName(c.caller->role);
     json::array ns;
     for (const std::string& n : c.caller->namespaces)
       ns.push_back(json::value(n));
-    o["namespaces"] = std::move(ns);
+    o[wire::kNamespaces] = std::move(ns);
   }
-  o["all_namespaces"] = c.caller == nullptr || c.caller->AllNamespaces();
+  o[wire::kAllNamespaces] = c.caller == nullptr || c.caller->AllNamespaces();
   c.service.ReadStats([o = std::move(o), respond = c.respond](
                           EngineStats, std::size_t, Time now) mutable {
-    o["now"] = TimeJson(now);
+    o[wire::kNow] = TimeJson(now);
     respond(JsonResponse(200, o));
   });
 }
@@ -89,44 +89,45 @@ void ListNamespaces(Call& c) {
         for (const NamespaceInfo& n : l.namespaces) {
           if (MaySee(c, n.ns)) out.push_back(NamespaceJson(n));
         }
-        return JsonResponse(
-            200, json::object{{"namespaces", out}, {"now", TimeJson(l.now)}});
+        return JsonResponse(200, json::object{{wire::kNamespaces, out},
+                                              {wire::kNow, TimeJson(l.now)}});
       });
 }
 
 void ServerStats(Call& c) {
   c.service.ReadStats([history = c.history, respond = c.respond](
                           EngineStats st, std::size_t, Time now) {
-    json::object o{{"now", TimeJson(now)},
-                   {"sessions", st.sessions},
-                   {"open_transactions", st.open_transactions},
-                   {"lock_resources", st.resources},
-                   {"granted_locks", st.granted_locks},
-                   {"waiting", st.waiting},
-                   {"keys", st.keys},
-                   {"active_checkouts", st.active_checkouts},
-                   {"deadlocks_since_start", st.deadlocks},
-                   {"timeouts_since_start", st.timeouts}};
+    json::object o{{wire::kNow, TimeJson(now)},
+                   {wire::kSessions, st.sessions},
+                   {wire::kOpenTransactions, st.open_transactions},
+                   {wire::kLockResources, st.resources},
+                   {wire::kGrantedLocks, st.granted_locks},
+                   {wire::kWaiting, st.waiting},
+                   {wire::kKeys, st.keys},
+                   {wire::kActiveCheckouts, st.active_checkouts},
+                   {wire::kDeadlocksSinceStart, st.deadlocks},
+                   {wire::kTimeoutsSinceStart, st.timeouts}};
     if (history != nullptr) {
-      o["deadlocks_last_hour"] = history->DeadlocksInLastHour(now);
-      o["timeouts_last_hour"] = history->TimeoutsInLastHour(now);
-      o["rate"] = RateJson(history->RatesUntil(now));
+      o[wire::kDeadlocksLastHour] = history->DeadlocksInLastHour(now);
+      o[wire::kTimeoutsLastHour] = history->TimeoutsInLastHour(now);
+      o[wire::kRate] = RateJson(history->RatesUntil(now));
     }
     respond(JsonResponse(200, o));
   });
 }
 
 void RecentDeadlocks(Call& c) {
-  c.service.ReadStats(
-      [c, history = c.history](EngineStats, std::size_t, Time now) {
-        json::array out;
-        if (history != nullptr) {
-          for (const OwnedEvent& e : history->RecentDeadlocks(now)) {
-            if (e.deadlock && MaySee(c, e.ns)) out.push_back(DeadlockJson(e));
-          }
-        }
-        c.Reply(200, json::object{{"deadlocks", out}, {"now", TimeJson(now)}});
-      });
+  c.service.ReadStats([c, history = c.history](EngineStats, std::size_t,
+                                               Time now) {
+    json::array out;
+    if (history != nullptr) {
+      for (const OwnedEvent& e : history->RecentDeadlocks(now)) {
+        if (e.deadlock && MaySee(c, e.ns)) out.push_back(DeadlockJson(e));
+      }
+    }
+    c.Reply(200,
+            json::object{{wire::kDeadlocks, out}, {wire::kNow, TimeJson(now)}});
+  });
 }
 
 }  // namespace leasehold::server

@@ -31,8 +31,8 @@ void Health(Call& c) {
                      "): a stalled disk or database; writes wait for it");
     }
   }
-  failure.ok() ? c.Reply(200, boost::json::object{{"status", "ok"},
-                                                  {"version", Version()}})
+  failure.ok() ? c.Reply(200, boost::json::object{{wire::kStatus, "ok"},
+                                                  {wire::kVersion, Version()}})
                : c.Fail(failure);
 }
 
@@ -71,7 +71,7 @@ void ReloadConfig(Call& c) {
   }
   const Status st = (*c.reload)();
   if (!st.ok()) return c.Fail(st);
-  c.Reply(200, boost::json::object{{"reloaded", true}});
+  c.Reply(200, boost::json::object{{wire::kReloaded, true}});
 }
 
 }  // namespace leasehold::server
@@ -82,32 +82,32 @@ namespace leasehold::server {
 void ClusterInfo(Call& c) {
   namespace json = boost::json;
   if (c.cluster == nullptr) {
-    return c.Reply(200, json::object{{"role", "leader"},
-                                     {"node", nullptr},
-                                     {"leader", nullptr},
-                                     {"epoch", 0},
-                                     {"nodes", json::array()},
-                                     {"version", Version()}});
+    return c.Reply(200, json::object{{wire::kRole, "leader"},
+                                     {wire::kNode, nullptr},
+                                     {wire::kLeader, nullptr},
+                                     {wire::kEpoch, 0},
+                                     {wire::kNodes, json::array()},
+                                     {wire::kVersion, Version()}});
   }
   const cluster::ClusterStatus s = c.cluster->Snapshot();
   json::array nodes;
   for (const cluster::ClusterMember& m : s.nodes) {
-    nodes.push_back(json::object{{"node", m.node},
-                                 {"url", m.advertise},
-                                 {"role", m.role},
-                                 {"seen_ms_ago", m.seen_ago.count()}});
+    nodes.push_back(json::object{{wire::kNode, m.node},
+                                 {wire::kUrl, m.advertise},
+                                 {wire::kRole, m.role},
+                                 {wire::kSeenMsAgo, m.seen_ago.count()}});
   }
-  json::object out{{"role", s.role},
-                   {"node", s.node},
-                   {"url", s.advertise},
-                   {"epoch", s.epoch},
-                   {"nodes", std::move(nodes)},
-                   {"took_over", s.took_over},
-                   {"stepped_down", s.stepped_down},
-                   {"version", Version()}};
-  out["leader"] =
+  json::object out{{wire::kRole, s.role},
+                   {wire::kNode, s.node},
+                   {wire::kUrl, s.advertise},
+                   {wire::kEpoch, s.epoch},
+                   {wire::kNodes, std::move(nodes)},
+                   {wire::kTookOver, s.took_over},
+                   {wire::kSteppedDown, s.stepped_down},
+                   {wire::kVersion, Version()}};
+  out[wire::kLeader] =
       s.leader.empty() ? json::value(nullptr) : json::value(s.leader);
-  out["leader_node"] =
+  out[wire::kLeaderNode] =
       s.leader_node.empty() ? json::value(nullptr) : json::value(s.leader_node);
   c.Reply(200, out);
 }

@@ -33,7 +33,7 @@ json::value StoredJson(const std::string& text) {
 
 // The optional "session" a write is staged in (absent or null: at once).
 Result<std::optional<SessionId>> OptionalSession(const Fields& f) {
-  auto raw = f.Raw("session");
+  auto raw = f.Raw(wire::kSession);
   if (!raw || raw->is_null()) return std::nullopt;
   auto id = SessionField(f);
   if (!id) return std::unexpected(id.error());
@@ -42,7 +42,7 @@ Result<std::optional<SessionId>> OptionalSession(const Fields& f) {
 
 // A message id: a JSON number or a string of digits.
 Result<MessageId> MessageIdField(const Fields& f) {
-  auto raw = f.Raw("id");
+  auto raw = f.Raw(wire::kId);
   if (raw && raw->is_uint64()) return raw->as_uint64();
   if (raw && raw->is_int64() && raw->as_int64() > 0) {
     return static_cast<MessageId>(raw->as_int64());
@@ -57,13 +57,14 @@ Result<MessageId> MessageIdField(const Fields& f) {
 }
 
 json::object DeadLetterJson(const MessageView& m) {
-  return json::object{{"id", m.id},
-                      {"key", m.key},
-                      {"payload", StoredJson(m.payload)},
-                      {"attempts", m.attempts},
-                      {"consumer", m.consumer},
-                      {"enqueued_at", TimeJson(m.enqueued_at)},
-                      {"last_lease_expired_at", TimeJson(m.lease_expires_at)}};
+  return json::object{
+      {wire::kId, m.id},
+      {wire::kKey, m.key},
+      {wire::kPayload, StoredJson(m.payload)},
+      {wire::kAttempts, m.attempts},
+      {wire::kConsumer, m.consumer},
+      {wire::kEnqueuedAt, TimeJson(m.enqueued_at)},
+      {wire::kLastLeaseExpiredAt, TimeJson(m.lease_expires_at)}};
 }
 
 }  // namespace
@@ -77,10 +78,10 @@ void BeginOperation(Call& c, const std::string& ns, const std::string& op_id) {
       },
       [](Result<OperationStatus>& r) {
         if (!r) return ErrorResponse(r.error());
-        json::object o{{"state", OperationStateName(r->state)}};
+        json::object o{{wire::kState, OperationStateName(r->state)}};
         if (r->state == OperationState::kCompleted) {
-          o["outcome"] = StoredJson(r->outcome);
-          o["completed_at"] = TimeJson(r->completed_at);
+          o[wire::kOutcome] = StoredJson(r->outcome);
+          o[wire::kCompletedAt] = TimeJson(r->completed_at);
         }
         return JsonResponse(200, o);
       });
@@ -91,7 +92,7 @@ void CompleteOperation(Call& c, const std::string& ns,
   const Fields f(c.body);
   auto session = SessionField(f);
   if (!session) return c.Fail(session.error());
-  auto outcome = RequiredJson(f, "outcome");
+  auto outcome = RequiredJson(f, wire::kOutcome);
   if (!outcome) return c.Fail(outcome.error());
   c.Run<Result<StageOutcome>>(
       [id = *session, ns, op_id, o = std::move(*outcome)](Engine& e, Time now) {
@@ -99,17 +100,17 @@ void CompleteOperation(Call& c, const std::string& ns,
       },
       [](Result<StageOutcome>& r) {
         if (!r) return ErrorResponse(r.error());
-        return JsonResponse(200,
-                            json::object{{"staged", true},
-                                         {"staged_writes", r->staged_writes}});
+        return JsonResponse(
+            200, json::object{{wire::kStaged, true},
+                              {wire::kStagedWrites, r->staged_writes}});
       });
 }
 
 void Enqueue(Call& c, const std::string& ns, const std::string& topic) {
   const Fields f(c.body);
-  auto key = f.RequiredString("key");
+  auto key = f.RequiredString(wire::kKey);
   if (!key) return c.Fail(key.error());
-  auto payload = RequiredJson(f, "payload");
+  auto payload = RequiredJson(f, wire::kPayload);
   if (!payload) return c.Fail(payload.error());
   auto session = OptionalSession(f);
   if (!session) return c.Fail(session.error());
@@ -120,20 +121,21 @@ void Enqueue(Call& c, const std::string& ns, const std::string& topic) {
       },
       [](Result<EnqueueOutcome>& r) {
         if (!r) return ErrorResponse(r.error());
-        json::object o{
-            {"id", r->id}, {"duplicate", r->duplicate}, {"staged", r->staged}};
-        if (r->staged) o["staged_writes"] = r->staged_writes;
+        json::object o{{wire::kId, r->id},
+                       {wire::kDuplicate, r->duplicate},
+                       {wire::kStaged, r->staged}};
+        if (r->staged) o[wire::kStagedWrites] = r->staged_writes;
         return JsonResponse(r->duplicate ? 200 : 201, o);
       });
 }
 
 void ClaimMessages(Call& c, const std::string& ns, const std::string& topic) {
   const Fields f(c.body);
-  auto consumer = f.RequiredString("consumer");
+  auto consumer = f.RequiredString(wire::kConsumer);
   if (!consumer) return c.Fail(consumer.error());
-  auto max = f.OptionalInt("max");
+  auto max = f.OptionalInt(wire::kMax);
   if (!max) return c.Fail(max.error());
-  auto lease = f.OptionalInt("lease_ms");
+  auto lease = f.OptionalInt(wire::kLeaseMs);
   if (!lease) return c.Fail(lease.error());
   const std::int64_t n = max->value_or(kDefaultClaimMax);
   if (n < 1 || n > 1000) {
@@ -158,15 +160,15 @@ void ClaimMessages(Call& c, const std::string& ns, const std::string& topic) {
         if (!r) return ErrorResponse(r.error());
         json::array messages;
         for (const ClaimedMessage& m : *r) {
-          messages.push_back(
-              json::object{{"id", m.id},
-                           {"key", m.key},
-                           {"payload", StoredJson(m.payload)},
-                           {"attempt", m.attempt},
-                           {"claim_token", m.claim_token},
-                           {"lease_expires_at", TimeJson(m.lease_expires_at)}});
+          messages.push_back(json::object{
+              {wire::kId, m.id},
+              {wire::kKey, m.key},
+              {wire::kPayload, StoredJson(m.payload)},
+              {wire::kAttempt, m.attempt},
+              {wire::kClaimToken, m.claim_token},
+              {wire::kLeaseExpiresAt, TimeJson(m.lease_expires_at)}});
         }
-        return JsonResponse(200, json::object{{"messages", messages}});
+        return JsonResponse(200, json::object{{wire::kMessages, messages}});
       });
 }
 
@@ -174,7 +176,7 @@ void AckMessage(Call& c, const std::string& ns, const std::string& topic) {
   const Fields f(c.body);
   auto id = MessageIdField(f);
   if (!id) return c.Fail(id.error());
-  auto token = f.RequiredString("claim_token");
+  auto token = f.RequiredString(wire::kClaimToken);
   if (!token) return c.Fail(token.error());
   c.Run<Result<AckOutcome>>(
       [ns, topic, id = *id, t = std::move(*token)](Engine& e, Time now) {
@@ -184,11 +186,11 @@ void AckMessage(Call& c, const std::string& ns, const std::string& topic) {
         if (!r) return ErrorResponse(r.error());
         if (!r->acked) {
           return JsonResponse(
-              423, json::object{{"acked", false},
-                                {"reason", RefusalReasonName(r->reason)}});
+              423, json::object{{wire::kAcked, false},
+                                {wire::kReason, RefusalReasonName(r->reason)}});
         }
-        return JsonResponse(
-            200, json::object{{"acked", true}, {"already", r->already}});
+        return JsonResponse(200, json::object{{wire::kAcked, true},
+                                              {wire::kAlready, r->already}});
       });
 }
 
@@ -201,10 +203,10 @@ void GetOutbox(Call& c, const std::string& ns, const std::string& topic) {
         for (const MessageView& m : r->dead_letters) {
           dead.push_back(DeadLetterJson(m));
         }
-        return JsonResponse(200, json::object{{"pending", r->pending},
-                                              {"claimed", r->claimed},
-                                              {"dead", r->dead},
-                                              {"dead_letters", dead}});
+        return JsonResponse(200, json::object{{wire::kPending, r->pending},
+                                              {wire::kClaimed, r->claimed},
+                                              {wire::kDead, r->dead},
+                                              {wire::kDeadLetters, dead}});
       });
 }
 

@@ -32,42 +32,42 @@ ApiResponse AcquireResponse(AcquireResult result, Fence fence,
                             std::uint32_t permits,
                             const std::optional<DeadlockReport>& deadlock) {
   AnswerText o;
-  o.Int("result", static_cast<int>(result))
-      .String("status", AcquireResultName(result));
+  o.Int(wire::kResult, static_cast<int>(result))
+      .String(wire::kStatus, AcquireResultName(result));
   const bool granted = result == AcquireResult::kGranted ||
                        result == AcquireResult::kGrantedAfterWait;
-  if (granted) o.Uint("fence", fence).Uint("permits", permits);
-  if (deadlock) o.Value("deadlock", DeadlockJson(*deadlock));
+  if (granted) o.Uint(wire::kFence, fence).Uint(wire::kPermits, permits);
+  if (deadlock) o.Value(wire::kDeadlock, DeadlockJson(*deadlock));
   return JsonResponse(granted ? 200 : 409, std::move(o));
 }
 
 json::object SemaphoreJson(const SemaphoreInfo& s) {
   json::array holders, waiting;
   for (const SemaphoreHolderInfo& h : s.holders) {
-    holders.push_back(json::object{{"session", SessionIdText(h.session)},
-                                   {"session_name", h.session_name},
-                                   {"owner", LockOwnerName(h.owner)},
-                                   {"permits", h.permits},
-                                   {"since", TimeJson(h.since)},
-                                   {"fence", h.fence}});
+    holders.push_back(json::object{{wire::kSession, SessionIdText(h.session)},
+                                   {wire::kSessionName, h.session_name},
+                                   {wire::kOwner, LockOwnerName(h.owner)},
+                                   {wire::kPermits, h.permits},
+                                   {wire::kSince, TimeJson(h.since)},
+                                   {wire::kFence, h.fence}});
   }
   for (const SemaphoreWaiterInfo& w : s.waiting) {
-    waiting.push_back(json::object{{"session", SessionIdText(w.session)},
-                                   {"session_name", w.session_name},
-                                   {"owner", LockOwnerName(w.owner)},
-                                   {"permits", w.permits},
-                                   {"conversion", w.conversion},
-                                   {"since", TimeJson(w.since)},
-                                   {"deadline", TimeJson(w.deadline)}});
+    waiting.push_back(json::object{{wire::kSession, SessionIdText(w.session)},
+                                   {wire::kSessionName, w.session_name},
+                                   {wire::kOwner, LockOwnerName(w.owner)},
+                                   {wire::kPermits, w.permits},
+                                   {wire::kConversion, w.conversion},
+                                   {wire::kSince, TimeJson(w.since)},
+                                   {wire::kDeadline, TimeJson(w.deadline)}});
   }
-  return json::object{{"name", s.name},
-                      {"principal", s.principal},
-                      {"limit", s.limit},
-                      {"held", s.held},
-                      {"holders", holders},
-                      {"waiting", waiting},
-                      {"lock_delay_until", TimeJson(s.lock_delay_until)},
-                      {"lock_delay_permits", s.lock_delay_permits}};
+  return json::object{{wire::kName, s.name},
+                      {wire::kPrincipal, s.principal},
+                      {wire::kLimit, s.limit},
+                      {wire::kHeld, s.held},
+                      {wire::kHolders, holders},
+                      {wire::kWaiting, waiting},
+                      {wire::kLockDelayUntil, TimeJson(s.lock_delay_until)},
+                      {wire::kLockDelayPermits, s.lock_delay_permits}};
 }
 
 }  // namespace
@@ -76,11 +76,11 @@ void AcquireSemaphore(Call& c, const std::string& ns, const std::string& name) {
   const Fields f(c.body);
   auto holder = HolderArgsFromBody(f);
   if (!holder) return c.Fail(holder.error());
-  auto limit = CountField(f, "limit", std::nullopt);
+  auto limit = CountField(f, wire::kLimit, std::nullopt);
   if (!limit) return c.Fail(limit.error());
-  auto permits = CountField(f, "permits", 1);
+  auto permits = CountField(f, wire::kPermits, 1);
   if (!permits) return c.Fail(permits.error());
-  auto timeout = f.OptionalInt("timeout_ms");
+  auto timeout = f.OptionalInt(wire::kTimeoutMs);
   if (!timeout) {
     return c.Fail(
         Status(StatusCode::kBadTimeout, "timeout_ms must be an integer"));
@@ -108,7 +108,7 @@ void ReleaseSemaphore(Call& c, const std::string& ns, const std::string& name) {
   const Fields f(c.body);
   auto holder = HolderArgsFromBody(f);
   if (!holder) return c.Fail(holder.error());
-  auto permits = f.OptionalInt("permits");
+  auto permits = f.OptionalInt(wire::kPermits);
   if (!permits) {
     return c.Fail(Status(StatusCode::kBadRequest,
                          "permits must be an integer (leave it out for all)"));
@@ -128,8 +128,8 @@ void ReleaseSemaphore(Call& c, const std::string& ns, const std::string& name) {
       },
       [](Result<std::uint32_t>& left) {
         if (!left) return ErrorResponse(left.error());
-        return JsonResponse(200,
-                            json::object{{"result", 0}, {"permits", *left}});
+        return JsonResponse(
+            200, json::object{{wire::kResult, 0}, {wire::kPermits, *left}});
       });
 }
 
@@ -140,7 +140,7 @@ void ListSemaphores(Call& c, const std::string& ns) {
       [](std::vector<SemaphoreInfo>& all) {
         json::array out;
         for (const SemaphoreInfo& s : all) out.push_back(SemaphoreJson(s));
-        return JsonResponse(200, json::object{{"semaphores", out}});
+        return JsonResponse(200, json::object{{wire::kSemaphores, out}});
       });
 }
 
@@ -148,7 +148,7 @@ void GetSemaphore(Call& c, const std::string& ns, const std::string& name) {
   if (Status st = ValidateName(ns, "namespace"); !st.ok()) return c.Fail(st);
   if (Status st = ValidateName(name, "name"); !st.ok()) return c.Fail(st);
   std::string principal = "public";
-  if (const std::string p = c.Query("principal"); !p.empty()) {
+  if (const std::string p = c.Query(wire::kPrincipal); !p.empty()) {
     principal = PrincipalScope(p);
   }
   c.Run<std::optional<SemaphoreInfo>>(

@@ -11,22 +11,22 @@ using std::chrono::milliseconds;
 json::value TransactionJson(const std::optional<TransactionInfo>& t) {
   if (!t) return nullptr;
   // `deadline`: when a namespace's max_transaction_ms will roll it back.
-  return json::object{{"transaction", t->id},
-                      {"started_at", TimeJson(t->started_at)},
-                      {"staged_writes", t->staged_writes},
-                      {"deadline", TimeJson(t->deadline)}};
+  return json::object{{wire::kTransaction, t->id},
+                      {wire::kStartedAt, TimeJson(t->started_at)},
+                      {wire::kStagedWrites, t->staged_writes},
+                      {wire::kDeadline, TimeJson(t->deadline)}};
 }
 
 json::object SessionJson(const SessionInfo& s) {
-  json::object o{{"id", SessionIdText(s.id)},
-                 {"name", s.name},
-                 {"ttl_ms", s.ttl.count()},
-                 {"expires_at", TimeJson(s.expires_at)},
-                 {"deadlock_priority", s.deadlock_priority},
-                 {"locks", s.locks},
-                 {"waiting", s.waiting.has_value()},
-                 {"transaction", TransactionJson(s.transaction)}};
-  if (!s.caller.empty()) o["opened_by"] = s.caller;
+  json::object o{{wire::kId, SessionIdText(s.id)},
+                 {wire::kName, s.name},
+                 {wire::kTtlMs, s.ttl.count()},
+                 {wire::kExpiresAt, TimeJson(s.expires_at)},
+                 {wire::kDeadlockPriority, s.deadlock_priority},
+                 {wire::kLocks, s.locks},
+                 {wire::kWaiting, s.waiting.has_value()},
+                 {wire::kTransaction, TransactionJson(s.transaction)}};
+  if (!s.caller.empty()) o[wire::kOpenedBy] = s.caller;
   return o;
 }
 
@@ -34,11 +34,11 @@ json::object SessionJson(const SessionInfo& s) {
 
 void CreateSession(Call& c) {
   const Fields f(c.body);
-  auto name = f.OptionalString("name");
+  auto name = f.OptionalString(wire::kName);
   if (!name) return c.Fail(name.error());
-  auto ttl = f.OptionalInt("ttl_ms");
+  auto ttl = f.OptionalInt(wire::kTtlMs);
   if (!ttl) return c.Fail(ttl.error());
-  auto priority = f.OptionalInt("deadlock_priority");
+  auto priority = f.OptionalInt(wire::kDeadlockPriority);
   if (!priority) return c.Fail(priority.error());
   const milliseconds ttl_ms =
       ttl->has_value() ? milliseconds(**ttl) : c.options.default_session_ttl;
@@ -69,8 +69,8 @@ void KeepAlive(Call& c, SessionId id) {
       [](Result<KeepAliveOutcome>& r) {
         return r ? JsonResponse(
                        200,
-                       json::object{{"expires_at", TimeJson(r->expires_at)},
-                                    {"locks_lost", r->locks_lost}})
+                       json::object{{wire::kExpiresAt, TimeJson(r->expires_at)},
+                                    {wire::kLocksLost, r->locks_lost}})
                  : ErrorResponse(r.error());
       });
 }
@@ -105,17 +105,17 @@ void ListSessions(Call& c) {
         for (const auto& s : list) {
           if (all || s.caller == caller) sessions.push_back(SessionJson(s));
         }
-        return JsonResponse(200, json::object{{"sessions", sessions}});
+        return JsonResponse(200, json::object{{wire::kSessions, sessions}});
       });
 }
 
 void CancelSessionWait(Call& c, SessionId id) {
-  c.Run<Result<bool>>([id](Engine& e, Time now) { return e.Cancel(now, id); },
-                      [](Result<bool>& r) {
-                        return r ? JsonResponse(200,
-                                                json::object{{"cancelled", *r}})
-                                 : ErrorResponse(r.error());
-                      });
+  c.Run<Result<bool>>(
+      [id](Engine& e, Time now) { return e.Cancel(now, id); },
+      [](Result<bool>& r) {
+        return r ? JsonResponse(200, json::object{{wire::kCancelled, *r}})
+                 : ErrorResponse(r.error());
+      });
 }
 
 void BeginTransaction(Call& c, SessionId id) {
@@ -137,30 +137,32 @@ void EndTransaction(Call& c, SessionId id, bool commit) {
           FaultPoint(kFaultCommitDurable);
           json::array applied;
           for (const AppliedWrite& w : r->applied) {
-            json::object o{{"op", StagedWriteKindName(w.kind)},
-                           {"ns", w.ns},
-                           {"key", w.key}};
+            json::object o{{wire::kOp, StagedWriteKindName(w.kind)},
+                           {wire::kNs, w.ns},
+                           {wire::kKey, w.key}};
             if (w.kind == StagedWriteKind::kInsert ||
                 w.kind == StagedWriteKind::kSave) {
-              o["version"] = w.version;
+              o[wire::kVersion] = w.version;
             }
             if (w.kind == StagedWriteKind::kEnqueue) {
-              o["topic"] = w.topic;
-              o["id"] = w.message;
-              o["duplicate"] = w.duplicate;
+              o[wire::kTopic] = w.topic;
+              o[wire::kId] = w.message;
+              o[wire::kDuplicate] = w.duplicate;
             }
             applied.push_back(std::move(o));
           }
-          return JsonResponse(200, json::object{{"committed", true},
-                                                {"transaction", r->transaction},
-                                                {"applied", applied}});
+          return JsonResponse(200,
+                              json::object{{wire::kCommitted, true},
+                                           {wire::kTransaction, r->transaction},
+                                           {wire::kApplied, applied}});
         });
   }
   c.Run<Status>([id](Engine& e, Time now) { return e.Rollback(now, id); },
                 [](Status& st) {
-                  return st.ok() ? JsonResponse(
-                                       200, json::object{{"rolled_back", true}})
-                                 : ErrorResponse(st);
+                  return st.ok()
+                             ? JsonResponse(
+                                   200, json::object{{wire::kRolledBack, true}})
+                             : ErrorResponse(st);
                 });
 }
 

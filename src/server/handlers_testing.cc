@@ -13,7 +13,7 @@ namespace json = boost::json;
 constexpr std::int64_t kLongestAdvanceMs = 100LL * 366 * 24 * 3'600'000;
 
 Result<std::chrono::milliseconds> AdvanceField(const json::object& body) {
-  auto ms = Fields(body).OptionalInt("advance_ms");
+  auto ms = Fields(body).OptionalInt(wire::kAdvanceMs);
   if (!ms) return std::unexpected(ms.error());
   if (!*ms) {
     return Error(StatusCode::kBadRequest,
@@ -35,7 +35,7 @@ Result<std::chrono::milliseconds> AdvanceField(const json::object& body) {
 void ReadTestingClock(Call& c) {
   const std::optional<Time> now = c.service.ManualTime();
   if (!now) return c.Fail(NoRoute(c.method, c.raw_path));
-  c.Reply(200, json::object{{"now", TimeJson(*now)}});
+  c.Reply(200, json::object{{wire::kNow, TimeJson(*now)}});
 }
 
 // Answers once every deadline up to the new time has been applied and its
@@ -45,7 +45,7 @@ void AdvanceTestingClock(Call& c) {
   auto by = AdvanceField(c.body);
   if (!by) return c.Fail(by.error());
   c.service.AdvanceClock(*by, [respond = c.respond](Result<Time> now) {
-    respond(now ? JsonResponse(200, json::object{{"now", TimeJson(*now)}})
+    respond(now ? JsonResponse(200, json::object{{wire::kNow, TimeJson(*now)}})
                 : ErrorResponse(now.error()));
   });
 }
