@@ -439,14 +439,75 @@ Result<std::int64_t> ParseTransactionAnswer(const json::value& answer) {
       [](AnswerReader& r) { return r.Int(wire::kTransaction); });
 }
 
-Result<AcquireOutcome> ParseAcquireAnswer(const json::value& answer) {
-  AnswerReader reader(answer, "acquire");
-  AcquireOutcome out;
+// What a lock's and a semaphore's answers share, read once; they differ
+// only in what is held or wanted (a lock's mode and count, a semaphore's
+// permits).
+namespace {
+
+void ReadHeld(AnswerReader& r, LockHolder& h) {
+  h.mode = r.String(wire::kMode);
+  h.count = r.IntOr(wire::kCount, 0);
+}
+void ReadHeld(AnswerReader& r, SemaphoreHolder& h) {
+  h.permits = r.Int(wire::kPermits);
+}
+void ReadHeld(AnswerReader& r, LockWaiter& w) {
+  w.mode = r.String(wire::kMode);
+}
+void ReadHeld(AnswerReader& r, SemaphoreWaiter& w) {
+  w.permits = r.Int(wire::kPermits);
+}
+void ReadHeld(AnswerReader&, AcquireOutcome&) {}  // the client keeps the fence
+void ReadHeld(AnswerReader& r, SemaphoreOutcome& out) {
+  out.permits = r.Int(wire::kPermits);
+}
+
+template <typename Outcome>
+Result<Outcome> AcquireFrom(const json::value& answer, std::string_view what) {
+  AnswerReader reader(answer, what);
+  Outcome out;
   out.result = static_cast<int>(reader.Int(wire::kResult));
   out.status = reader.String(wire::kStatus);
-  out.fence = reader.UintOr(wire::kFence, 0);
+  if (out.granted()) {
+    out.fence = reader.Uint(wire::kFence);
+    ReadHeld(reader, out);
+  }
   if (const json::value* d = reader.Find(wire::kDeadlock)) out.deadlock = *d;
   return reader.Finish(std::move(out));
+}
+
+// A holder in GET /v1/applocks/{ns} ("granted") or /v1/semaphores/{ns}.
+template <typename Holder>
+Result<Holder> HolderFrom(const json::value& v, std::string_view what) {
+  AnswerReader r(v, what);
+  Holder h;
+  h.session = r.String(wire::kSession);
+  h.session_name = r.OptionalString(wire::kSessionName).value_or("");
+  h.owner = r.String(wire::kOwner);
+  ReadHeld(r, h);
+  h.since = r.OptionalString(wire::kSince).value_or("");
+  h.fence = r.UintOr(wire::kFence, 0);
+  return r.Finish(std::move(h));
+}
+
+template <typename Waiter>
+Result<Waiter> WaiterFrom(const json::value& v, std::string_view what) {
+  AnswerReader r(v, what);
+  Waiter w;
+  w.session = r.String(wire::kSession);
+  w.session_name = r.OptionalString(wire::kSessionName).value_or("");
+  w.owner = r.OptionalString(wire::kOwner).value_or("");
+  ReadHeld(r, w);
+  w.conversion = r.BoolOr(wire::kConversion, false);
+  w.since = r.OptionalString(wire::kSince).value_or("");
+  w.deadline = r.OptionalString(wire::kDeadline).value_or("");
+  return r.Finish(std::move(w));
+}
+
+}  // namespace
+
+Result<AcquireOutcome> ParseAcquireAnswer(const json::value& answer) {
+  return AcquireFrom<AcquireOutcome>(answer, "acquire");
 }
 
 Result<AcquireAllOutcome> ParseAcquireAllAnswer(const json::value& answer) {
@@ -488,41 +549,21 @@ namespace {
 
 constexpr std::string_view kListLocks = "GET /v1/applocks/{ns}";
 
-Result<LockHolder> HolderFrom(const json::value& v) {
-  AnswerReader r(v, kListLocks);
-  LockHolder h;
-  h.session = r.String(wire::kSession);
-  h.session_name = r.OptionalString(wire::kSessionName).value_or("");
-  h.owner = r.String(wire::kOwner);
-  h.mode = r.String(wire::kMode);
-  h.since = r.OptionalString(wire::kSince).value_or("");
-  h.count = r.IntOr(wire::kCount, 0);
-  h.fence = r.UintOr(wire::kFence, 0);
-  return r.Finish(std::move(h));
-}
-
-Result<LockWaiter> WaiterFrom(const json::value& v) {
-  AnswerReader r(v, kListLocks);
-  LockWaiter w;
-  w.session = r.String(wire::kSession);
-  w.session_name = r.OptionalString(wire::kSessionName).value_or("");
-  w.owner = r.OptionalString(wire::kOwner).value_or("");
-  w.mode = r.String(wire::kMode);
-  w.since = r.OptionalString(wire::kSince).value_or("");
-  w.deadline = r.OptionalString(wire::kDeadline).value_or("");
-  w.conversion = r.BoolOr(wire::kConversion, false);
-  return r.Finish(std::move(w));
-}
-
 Result<LockInfo> LockFrom(const json::value& v) {
   AnswerReader r(v, kListLocks);
   LockInfo l;
   l.resource = r.String(wire::kResource);
   l.principal = r.String(wire::kPrincipal);
-  auto granted = EachOf<LockHolder>(v, wire::kGranted, kListLocks, HolderFrom);
+  auto granted = EachOf<LockHolder>(
+      v, wire::kGranted, kListLocks, [](const json::value& h) {
+        return HolderFrom<LockHolder>(h, kListLocks);
+      });
   if (!granted) return std::unexpected(granted.error());
   l.granted = std::move(*granted);
-  auto waiting = EachOf<LockWaiter>(v, wire::kWaiting, kListLocks, WaiterFrom);
+  auto waiting = EachOf<LockWaiter>(
+      v, wire::kWaiting, kListLocks, [](const json::value& w) {
+        return WaiterFrom<LockWaiter>(w, kListLocks);
+      });
   if (!waiting) return std::unexpected(waiting.error());
   l.waiting = std::move(*waiting);
   return r.Finish(std::move(l));
@@ -536,16 +577,7 @@ Result<std::vector<LockInfo>> ParseLocks(const json::value& answer) {
 
 Result<SemaphoreOutcome> ParseSemaphoreAcquireAnswer(
     const json::value& answer) {
-  AnswerReader reader(answer, "semaphore acquire");
-  SemaphoreOutcome out;
-  out.result = static_cast<int>(reader.Int(wire::kResult));
-  out.status = reader.String(wire::kStatus);
-  if (out.granted()) {
-    out.fence = reader.Uint(wire::kFence);
-    out.permits = reader.Int(wire::kPermits);
-  }
-  if (const json::value* d = reader.Find(wire::kDeadlock)) out.deadlock = *d;
-  return reader.Finish(std::move(out));
+  return AcquireFrom<SemaphoreOutcome>(answer, "semaphore acquire");
 }
 
 Result<std::int64_t> ParseSemaphoreReleaseAnswer(const json::value& answer) {
@@ -558,31 +590,6 @@ namespace {
 
 constexpr std::string_view kListSemaphores = "GET /v1/semaphores/{ns}";
 
-Result<SemaphoreHolder> SemaphoreHolderFrom(const json::value& v) {
-  AnswerReader r(v, kListSemaphores);
-  SemaphoreHolder h;
-  h.session = r.String(wire::kSession);
-  h.session_name = r.OptionalString(wire::kSessionName).value_or("");
-  h.owner = r.String(wire::kOwner);
-  h.permits = r.Int(wire::kPermits);
-  h.since = r.OptionalString(wire::kSince).value_or("");
-  h.fence = r.UintOr(wire::kFence, 0);
-  return r.Finish(std::move(h));
-}
-
-Result<SemaphoreWaiter> SemaphoreWaiterFrom(const json::value& v) {
-  AnswerReader r(v, kListSemaphores);
-  SemaphoreWaiter w;
-  w.session = r.String(wire::kSession);
-  w.session_name = r.OptionalString(wire::kSessionName).value_or("");
-  w.owner = r.OptionalString(wire::kOwner).value_or("");
-  w.permits = r.Int(wire::kPermits);
-  w.conversion = r.BoolOr(wire::kConversion, false);
-  w.since = r.OptionalString(wire::kSince).value_or("");
-  w.deadline = r.OptionalString(wire::kDeadline).value_or("");
-  return r.Finish(std::move(w));
-}
-
 }  // namespace
 
 Result<SemaphoreInfo> ParseSemaphore(const json::value& answer) {
@@ -592,12 +599,16 @@ Result<SemaphoreInfo> ParseSemaphore(const json::value& answer) {
   s.principal = r.String(wire::kPrincipal);
   s.limit = r.Int(wire::kLimit);
   s.held = r.Int(wire::kHeld);
-  auto holders = EachOf<SemaphoreHolder>(answer, wire::kHolders,
-                                         kListSemaphores, SemaphoreHolderFrom);
+  auto holders = EachOf<SemaphoreHolder>(
+      answer, wire::kHolders, kListSemaphores, [](const json::value& h) {
+        return HolderFrom<SemaphoreHolder>(h, kListSemaphores);
+      });
   if (!holders) return std::unexpected(holders.error());
   s.holders = std::move(*holders);
-  auto waiting = EachOf<SemaphoreWaiter>(answer, wire::kWaiting,
-                                         kListSemaphores, SemaphoreWaiterFrom);
+  auto waiting = EachOf<SemaphoreWaiter>(
+      answer, wire::kWaiting, kListSemaphores, [](const json::value& w) {
+        return WaiterFrom<SemaphoreWaiter>(w, kListSemaphores);
+      });
   if (!waiting) return std::unexpected(waiting.error());
   s.waiting = std::move(*waiting);
   s.lock_delay_until = r.OptionalString(wire::kLockDelayUntil).value_or("");

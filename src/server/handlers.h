@@ -1,5 +1,6 @@
 // The handlers behind Api: one function per endpoint, grouped by resource
 // (handlers_sessions.cc, handlers_applocks.cc, handlers_acquire_all.cc,
+// handlers_semaphores.cc, handlers_holdings.cc for what the last three share,
 // handlers_records.cc, handlers_outbox.cc, handlers_testing.cc).
 // Internal to the server.
 #ifndef LEASEHOLD_SERVER_HANDLERS_H_
@@ -149,6 +150,20 @@ void ListSessions(Call& c);
 void CancelSessionWait(Call& c, SessionId id);
 void BeginTransaction(Call& c, SessionId id);
 void EndTransaction(Call& c, SessionId id, bool commit);
+
+// handlers_holdings.cc: what a lock's and a semaphore's answers share. A
+// lock holds a mode `count` times (re-entrant), a semaphore `count` permits.
+enum class Holding { kLock, kSemaphore };
+// An acquire's answer: "result", "status"; when granted (200) the "fence"
+// and what is held; else 409, with the "deadlock" when one was broken.
+ApiResponse AcquireAnswer(Holding kind, AcquireResult result, Fence fence,
+                          LockMode mode, std::uint32_t count,
+                          const std::optional<DeadlockReport>& deadlock);
+// A holder or a waiter in GET /v1/applocks/{ns} and /v1/semaphores/{ns}.
+boost::json::object HolderJson(const GrantedLockInfo& holder);
+boost::json::object HolderJson(const SemaphoreHolderInfo& holder);
+boost::json::object WaiterJson(const WaitingLockInfo& waiter);
+boost::json::object WaiterJson(const SemaphoreWaiterInfo& waiter);
 
 // {"victim", "cycle": [{"waiter", "waiter_name", "holder", ...}]}.
 boost::json::object DeadlockJson(const DeadlockReport& report);

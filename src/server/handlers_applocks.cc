@@ -46,23 +46,6 @@ Result<LockMode> ModeField(std::optional<std::string> text) {
   return ParseLockMode(*text);
 }
 
-ApiResponse AcquireResponse(AcquireResult result, Fence fence, LockMode held,
-                            std::uint32_t count,
-                            const std::optional<DeadlockReport>& deadlock) {
-  AnswerText o;
-  o.Int(wire::kResult, static_cast<int>(result))
-      .String(wire::kStatus, AcquireResultName(result));
-  const bool granted = result == AcquireResult::kGranted ||
-                       result == AcquireResult::kGrantedAfterWait;
-  if (granted) {
-    o.Uint(wire::kFence, fence)
-        .String(wire::kMode, LockModeName(held))
-        .Uint(wire::kCount, count);
-  }
-  if (deadlock) o.Value(wire::kDeadlock, DeadlockJson(*deadlock));
-  return JsonResponse(granted ? 200 : 409, std::move(o));
-}
-
 }  // namespace
 
 Result<HolderArgs> HolderArgsFromBody(const Fields& f) {
@@ -125,11 +108,12 @@ void AcquireLock(Call& c, const std::string& ns) {
             {a.session, {ns, a.principal, a.resource}, mode, a.owner, timeout});
       },
       [](const AcquireOutcome& r) {
-        return AcquireResponse(r.result, r.fence, r.held, r.count, r.deadlock);
+        return AcquireAnswer(Holding::kLock, r.result, r.fence, r.held, r.count,
+                             r.deadlock);
       },
       [](const FinishedWait& done) {
-        return AcquireResponse(done.result, done.fence, done.held, done.count,
-                               done.deadlock);
+        return AcquireAnswer(Holding::kLock, done.result, done.fence, done.held,
+                             done.count, done.deadlock);
       });
 }
 
@@ -187,26 +171,8 @@ void ListLocks(Call& c, const std::string& ns) {
         json::array out;
         for (const LockInfo& l : locks) {
           json::array granted, waiting;
-          for (const auto& g : l.granted) {
-            granted.push_back(
-                json::object{{wire::kSession, SessionIdText(g.session)},
-                             {wire::kSessionName, g.session_name},
-                             {wire::kOwner, LockOwnerName(g.owner)},
-                             {wire::kMode, LockModeName(g.mode)},
-                             {wire::kCount, g.count},
-                             {wire::kSince, TimeJson(g.since)},
-                             {wire::kFence, g.fence}});
-          }
-          for (const auto& w : l.waiting) {
-            waiting.push_back(
-                json::object{{wire::kSession, SessionIdText(w.session)},
-                             {wire::kSessionName, w.session_name},
-                             {wire::kOwner, LockOwnerName(w.owner)},
-                             {wire::kMode, LockModeName(w.requested)},
-                             {wire::kConversion, w.conversion},
-                             {wire::kSince, TimeJson(w.since)},
-                             {wire::kDeadline, TimeJson(w.deadline)}});
-          }
+          for (const auto& g : l.granted) granted.push_back(HolderJson(g));
+          for (const auto& w : l.waiting) waiting.push_back(WaiterJson(w));
           out.push_back(json::object{
               {wire::kResource, l.resource},
               {wire::kPrincipal, l.principal},

@@ -28,38 +28,12 @@ Result<std::uint32_t> CountField(const Fields& f, std::string_view name,
   return static_cast<std::uint32_t>(**value);
 }
 
-ApiResponse AcquireResponse(AcquireResult result, Fence fence,
-                            std::uint32_t permits,
-                            const std::optional<DeadlockReport>& deadlock) {
-  AnswerText o;
-  o.Int(wire::kResult, static_cast<int>(result))
-      .String(wire::kStatus, AcquireResultName(result));
-  const bool granted = result == AcquireResult::kGranted ||
-                       result == AcquireResult::kGrantedAfterWait;
-  if (granted) o.Uint(wire::kFence, fence).Uint(wire::kPermits, permits);
-  if (deadlock) o.Value(wire::kDeadlock, DeadlockJson(*deadlock));
-  return JsonResponse(granted ? 200 : 409, std::move(o));
-}
-
 json::object SemaphoreJson(const SemaphoreInfo& s) {
   json::array holders, waiting;
-  for (const SemaphoreHolderInfo& h : s.holders) {
-    holders.push_back(json::object{{wire::kSession, SessionIdText(h.session)},
-                                   {wire::kSessionName, h.session_name},
-                                   {wire::kOwner, LockOwnerName(h.owner)},
-                                   {wire::kPermits, h.permits},
-                                   {wire::kSince, TimeJson(h.since)},
-                                   {wire::kFence, h.fence}});
-  }
-  for (const SemaphoreWaiterInfo& w : s.waiting) {
-    waiting.push_back(json::object{{wire::kSession, SessionIdText(w.session)},
-                                   {wire::kSessionName, w.session_name},
-                                   {wire::kOwner, LockOwnerName(w.owner)},
-                                   {wire::kPermits, w.permits},
-                                   {wire::kConversion, w.conversion},
-                                   {wire::kSince, TimeJson(w.since)},
-                                   {wire::kDeadline, TimeJson(w.deadline)}});
-  }
+  for (const SemaphoreHolderInfo& h : s.holders)
+    holders.push_back(HolderJson(h));
+  for (const SemaphoreWaiterInfo& w : s.waiting)
+    waiting.push_back(WaiterJson(w));
   return json::object{{wire::kName, s.name},
                       {wire::kPrincipal, s.principal},
                       {wire::kLimit, s.limit},
@@ -96,11 +70,12 @@ void AcquireSemaphore(Call& c, const std::string& ns, const std::string& name) {
                                         timeout});
       },
       [](const AcquireOutcome& r) {
-        return AcquireResponse(r.result, r.fence, r.count, r.deadlock);
+        return AcquireAnswer(Holding::kSemaphore, r.result, r.fence, r.held,
+                             r.count, r.deadlock);
       },
       [](const FinishedWait& done) {
-        return AcquireResponse(done.result, done.fence, done.count,
-                               done.deadlock);
+        return AcquireAnswer(Holding::kSemaphore, done.result, done.fence,
+                             done.held, done.count, done.deadlock);
       });
 }
 
