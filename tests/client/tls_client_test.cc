@@ -220,7 +220,9 @@ TEST(TlsClient, AnHttpClusterLearnsAnHttpsLeaderWithTheSystemsCas) {
   lh::ClientOptions options;
   options.url = Http(plain);
   // Two nodes, one of which answered: the client asks again until then.
-  options.io_timeout = 1s;
+  // Long enough for the first handshake to read the system's whole CA
+  // store on a loaded machine under the sanitizers (1 s was not, once).
+  options.io_timeout = 5s;
   auto client = lh::Client::Create(options);
   ASSERT_TRUE(client) << client.error().message;
   auto who = client->Call("GET", "/v1/whoami");
