@@ -136,6 +136,13 @@ constexpr ConfigOption kOptions[] = {
      .min = 0,
      .max = kLongestLockDelayMs,
      .live = true},
+    {.key = "namespaces.NS.max_hold_ms",
+     .type = "integer",
+     .unit = "ms",
+     .default_text = "0",
+     .min = 0,
+     .max = kLongestHoldLimitMs,
+     .live = true},
     {.key = "namespaces.NS.locks",
      .type = "string",
      .default_text = "durable",
@@ -357,7 +364,8 @@ Result<NamespaceOptions> ReadNamespace(std::string_view ns,
                    where + "\"" + std::string(name) +
                        "\" is unknown; a namespace takes require_token, "
                        "outbox_max_attempts, max_transaction_ms, locks "
-                       "(\"durable\"|\"memory\") and lock_delay_ms");
+                       "(\"durable\"|\"memory\"), lock_delay_ms and "
+                       "max_hold_ms");
     }
     if (Status st = CheckValue(*known, option, where); !st.ok()) {
       return std::unexpected(st);
@@ -371,6 +379,8 @@ Result<NamespaceOptions> ReadNamespace(std::string_view ns,
       o.max_transaction = milliseconds(n);
     } else if (name == "lock_delay_ms") {
       o.lock_delay = milliseconds(n);
+    } else if (name == "max_hold_ms") {
+      o.max_hold = milliseconds(n);
     } else if (name == "locks") {
       o.locks = option.as_string() == "memory" ? LockDurability::kMemory
                                                : LockDurability::kDurable;

@@ -30,6 +30,9 @@ inline constexpr std::int64_t kLongestTransactionLimitMs =
 // One hour: a lock-delay protects against a holder's pause, not an outage;
 // longer would keep a lost holder's locks out of reach for too long.
 inline constexpr std::int64_t kLongestLockDelayMs = 3600LL * 1000;
+// Thirty days: a hold limit catches a holder that hung; a longer one is
+// surely a typo for "no limit" (0).
+inline constexpr std::int64_t kLongestHoldLimitMs = 30LL * 24 * 3600 * 1000;
 
 struct ServeConfig {
   std::string address = "127.0.0.1";

@@ -77,6 +77,20 @@ TEST(ServeConfigTest, ReadsALockDelayWithinItsRange) {
   }
 }
 
+TEST(ServeConfigTest, ReadsAHoldLimitWithinItsRange) {
+  auto p = Parse(R"({"namespaces":{"app":{"max_hold_ms":60000}}})");
+  ASSERT_TRUE(p.status.ok()) << p.status.message();
+  ASSERT_EQ(p.config.namespaces.size(), 1u);
+  EXPECT_EQ(p.config.namespaces[0].second.max_hold,
+            std::chrono::milliseconds(60000));
+  for (const char* bad : {"-1", "2592000001", "0.5", "\"1m\"", "true"}) {
+    auto refused = Parse(
+        std::string(R"({"namespaces":{"app":{"max_hold_ms":)") + bad + "}}}");
+    EXPECT_EQ(refused.status.code(), StatusCode::kBadRequest) << bad;
+    EXPECT_NE(refused.status.message().find("max_hold_ms"), std::string::npos);
+  }
+}
+
 TEST(ServeConfigTest, OutageReadsAreUnsetUnlessGivenAndOnlyABoolean) {
   EXPECT_FALSE(Parse("{}").config.outage_reads.has_value());
   auto on = Parse(R"({"outage_reads":true})");

@@ -85,6 +85,13 @@ inline constexpr Name kSemaphores = "semaphores";
 // "Lock-delay".
 inline constexpr Name kLockDelayUntil = "lock_delay_until";
 inline constexpr Name kLockDelayPermits = "lock_delay_permits";
+// "Hold limits and breaks": the limit asked and held, a break's answer, and
+// a keepalive's news of what the session lost.
+inline constexpr Name kMaxHoldMs = "max_hold_ms";
+inline constexpr Name kHoldUntil = "hold_until";
+inline constexpr Name kTaken = "taken";
+inline constexpr Name kLost = "lost";
+inline constexpr Name kKind = "kind";  // "applock" or "semaphore"
 
 // "Records and checkouts" and "Fenced writes".
 inline constexpr Name kRecords = "records";

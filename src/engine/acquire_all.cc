@@ -52,7 +52,8 @@ bool AcquireAllCalls::Continue(AcquireAllCall& call, Time now, WaitId& id) {
       Undo(call, now);
       return true;
     }
-    WaitTerms terms{call.may_wait, call.deadline, id, /*for_call=*/true};
+    WaitTerms terms{call.may_wait, call.deadline, id, /*for_call=*/true,
+                    call.max_hold};
     // A name may have become a semaphore while the call waited.
     auto done = locks_->Acquire(now, *s, key, mode, call.owner, terms);
     if (!done) {

@@ -36,6 +36,7 @@ struct AcquireAllCall {
   std::vector<std::pair<std::string, LockMode>> locks;  // canonical order
   bool may_wait = true;
   std::optional<Time> deadline;  // of the whole call
+  Duration max_hold{0};          // each lock's hold limit (0: none)
   bool waited = false;
   AcquireAllResult result;  // result.locks: those granted so far
 };

@@ -24,6 +24,7 @@ enum class DeadlineKind : std::uint8_t {
   kSessionExpiry,     // id: the SessionId
   kLeaseExpiry,       // id: the lease id RecordTable gave it
   kLockDelayEnd,      // id: the hold LockManager gave it (0: the restart's)
+  kHoldLimit,         // id: the grant's hold limit LockManager gave it
 };
 
 struct Deadline {

@@ -163,6 +163,9 @@ struct Engine::Units {
         case DeadlineKind::kLockDelayEnd:
           locks.EndHold(d->at, d->id);
           break;
+        case DeadlineKind::kHoldLimit:
+          locks.ExpireHold(d->at, d->id);
+          break;
       }
       acquire_all.Settle(d->at);
     }
@@ -506,6 +509,7 @@ Result<KeepAliveOutcome> Engine::KeepAlive(Time now, SessionId id) {
     out.locks_lost = true;
     u.JournalSession(s);
   }
+  out.lost = u.locks.TakeLost(s);
   return out;
 }
 
@@ -617,10 +621,13 @@ Result<AcquireOutcome> Engine::Acquire(Time now, const AcquireRequest& req) {
   if (req.timeout < kWaitForever) return std::unexpected(BadTimeout());
   if (!IsRequestable(req.mode)) return std::unexpected(BadMode());
   if (Status st = ValidateKey(req.key); !st.ok()) return std::unexpected(st);
+  auto max_hold = u.locks.HoldLimitFor(req.key.ns, req.max_hold);
+  if (!max_hold) return std::unexpected(max_hold.error());
   if (Status st = u.MayRequest(s, req.key.ns, req.owner, now); !st.ok()) {
     return std::unexpected(st);
   }
   WaitTerms terms{req.timeout.count() != 0, DeadlineAfter(now, req.timeout)};
+  terms.max_hold = *max_hold;
   return u.locks.Acquire(now, s, req.key, req.mode, req.owner, terms);
 }
 
@@ -676,6 +683,9 @@ Result<AcquireAllOutcome> Engine::AcquireAll(Time now,
                        "could not undo it): ask for it with acquire");
     }
   }
+  auto max_hold = u.locks.HoldLimitFor(req.ns, req.max_hold);
+  if (!max_hold) return std::unexpected(max_hold.error());
+  call.max_hold = *max_hold;
   call.may_wait = req.timeout.count() != 0;
   call.deadline = DeadlineAfter(now, req.timeout);
   return u.acquire_all.Start(now, std::move(call));
@@ -735,6 +745,33 @@ bool Engine::CancelWait(Time now, WaitId wait) {
   return u.locks.CancelWait(now, wait);
 }
 
+std::optional<LockInfo> Engine::GetLock(Time now, const LockKey& key) {
+  const Units::Command command(*units_, now);
+  return units_->locks.GetLock(key);
+}
+
+Result<std::vector<BrokenHold>> Engine::BreakLock(Time now, SessionId id,
+                                                  const LockKey& key) {
+  Units& u = *units_;
+  const Units::Command command(u, now);
+  Session* s = u.sessions.Find(id);
+  if (s == nullptr) return std::unexpected(SessionNotFound(id));
+  if (Status st = ValidateKey(key); !st.ok()) return std::unexpected(st);
+  return u.locks.Break(now, s, key, /*semaphore=*/false);
+}
+
+Result<std::vector<BrokenHold>> Engine::BreakSemaphore(Time now, SessionId id,
+                                                       const LockKey& key) {
+  Units& u = *units_;
+  const Units::Command command(u, now);
+  Session* s = u.sessions.Find(id);
+  if (s == nullptr) return std::unexpected(SessionNotFound(id));
+  if (Status st = ValidateKey(key, "name"); !st.ok()) {
+    return std::unexpected(st);
+  }
+  return u.locks.Break(now, s, key, /*semaphore=*/true);
+}
+
 std::vector<LockInfo> Engine::ListLocks(Time now, std::string_view ns) {
   const Units::Command command(*units_, now);
   return units_->locks.List(ns);
@@ -760,10 +797,13 @@ Result<AcquireOutcome> Engine::AcquireSemaphore(Time now,
   if (Status st = ValidateKey(req.key, "name"); !st.ok()) {
     return std::unexpected(st);
   }
+  auto max_hold = u.locks.HoldLimitFor(req.key.ns, req.max_hold);
+  if (!max_hold) return std::unexpected(max_hold.error());
   if (Status st = u.MayRequest(s, req.key.ns, req.owner, now); !st.ok()) {
     return std::unexpected(st);
   }
   WaitTerms terms{req.timeout.count() != 0, DeadlineAfter(now, req.timeout)};
+  terms.max_hold = *max_hold;
   return u.locks.AcquirePermits(now, s, req.key, req.permits, req.limit,
                                 req.owner, terms);
 }
@@ -819,6 +859,7 @@ void Engine::SetNamespaceOptions(std::string_view ns, NamespaceOptions o) {
   units_->outbox.SetMaxAttempts(ns, o.outbox_max_attempts);
   units_->transactions.SetLimit(ns, o.max_transaction);
   units_->locks.SetLockDelay(ns, o.lock_delay);
+  units_->locks.SetMaxHold(ns, o.max_hold);
 }
 
 Result<std::uint64_t> Engine::InsertRecord(Time now, RecordKey key,
@@ -1107,7 +1148,8 @@ Status Engine::RestoreLock(LockRow&& row) {
                   "a lock row of session " + std::to_string(row.session) +
                       " cannot be restored: " + st.message());
   }
-  if (row.owner == LockOwner::kTransaction && !u.transactions.IsLost(s)) {
+  if (row.owner == LockOwner::kTransaction && row.lost == LostReason::kNone &&
+      !u.transactions.IsLost(s)) {
     return Status(StatusCode::kBadRequest,
                   "a Transaction-owned lock row of session " +
                       std::to_string(row.session) +
@@ -1199,6 +1241,8 @@ EngineStats Engine::Stats() const {
   st.waiting = u.locks.waiting();
   st.deadlocks = u.locks.deadlocks();
   st.timeouts = u.locks.timeouts();
+  st.holds_expired = u.locks.holds_expired();
+  st.holds_broken = u.locks.holds_broken();
   st.transactions_expired = u.transactions.expired();
   st.last_fence = u.fences.last();
   st.keys = u.records.key_count();

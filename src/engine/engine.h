@@ -68,8 +68,9 @@ class Engine {
   // Fails with kBadRequest for a ttl outside 1 ms..kLongestTtl, a priority
   // outside -10..10 or a name longer than 255 characters.
   Result<SessionInfo> OpenSession(Time now, const SessionOptions& options);
-  // Moves expiry to now + ttl. Returns the new expiry, and whether the
-  // session's memory locks were lost at a restart (see KeepAliveOutcome).
+  // Moves expiry to now + ttl. Returns the new expiry, whether the
+  // session's memory locks were lost at a restart, and what it lost to hold
+  // limits and breaks since it was last told (see KeepAliveOutcome).
   // kSessionNotFound.
   Result<KeepAliveOutcome> KeepAlive(Time now, SessionId session);
   // Who ends a session: its own client (its locks are free at once), or an
@@ -154,6 +155,21 @@ class Engine {
   // Locks of one namespace (all namespaces when `ns` is empty), sorted by
   // (ns, principal, resource). Semaphores are not locks: ListSemaphores.
   std::vector<LockInfo> ListLocks(Time now, std::string_view ns);
+  // One lock, if it is in use (held, awaited or held back by a lock-delay);
+  // none for a semaphore's name.
+  std::optional<LockInfo> GetLock(Time now, const LockKey& key);
+
+  // --- Breaks (engine_types.h, "Hold limits") ------------------------------
+  // The administrator's forced release of what `session` holds on one lock
+  // (both owners' grants), as at a hold limit but with event applock.broken
+  // (semaphore.broken): a lock-delay applies, the session's parked request
+  // on that name ends with -2, its next keep-alive lists the loss. Returns
+  // what it held. kSessionNotFound; kNotHeld when it holds nothing there;
+  // kWrongKind for a name of the other kind; name errors.
+  Result<std::vector<BrokenHold>> BreakLock(Time now, SessionId session,
+                                            const LockKey& key);
+  Result<std::vector<BrokenHold>> BreakSemaphore(Time now, SessionId session,
+                                                 const LockKey& key);
 
   // --- Semaphores (see SemaphoreRequest) -----------------------------------
   // As Acquire; the outcome's `count` is the permits the owner holds after

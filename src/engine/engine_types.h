@@ -102,12 +102,26 @@ struct DeadlockReport {
   SessionId victim = 0;
 };
 
+// Hold limits (docs/api.md, "Hold limits and breaks"): a grant may carry a
+// limit, the request's max_hold or else its namespace's
+// (NamespaceOptions::max_hold); a request's may not exceed the namespace's
+// (kBadRequest). The limit runs from the grant; a re-acquisition,
+// conversion or more permits can only bring it nearer (the earliest of the
+// grant's and now + the request's). At the limit the server takes the whole
+// grant back (every reference, or all the owner's permits): event
+// applock.expired (semaphore.expired), a lock-delay as for an expiry, and
+// the session's next keep-alive lists it (KeepAliveOutcome::lost); the
+// session's parked request on that name ends with -2 first. The limit is
+// journaled with the grant, so a restart does not restart it.
 struct AcquireRequest {
   SessionId session = 0;
   LockKey key;
   LockMode mode = LockMode::kExclusive;
   LockOwner owner = LockOwner::kTransaction;
   std::chrono::milliseconds timeout = kWaitForever;
+  // The longest it may be held (see "Hold limits" above); 0: the
+  // namespace's.
+  std::chrono::milliseconds max_hold{0};
 };
 
 // Semaphores (docs/api.md, "Semaphores"): a name whose holders share at
@@ -131,6 +145,8 @@ struct SemaphoreRequest {
   std::uint32_t limit = 0;
   LockOwner owner = LockOwner::kTransaction;
   std::chrono::milliseconds timeout = kWaitForever;
+  // As AcquireRequest::max_hold.
+  std::chrono::milliseconds max_hold{0};
 };
 
 struct SemaphoreReleaseRequest {
@@ -174,6 +190,8 @@ struct AcquireAllRequest {
   // One budget for the whole call: kWaitForever, 0 (no lock waits) or n ms.
   std::chrono::milliseconds timeout = kWaitForever;
   std::vector<WantedLock> locks;  // in any order; each resource once
+  // As AcquireRequest::max_hold, for each lock from its own grant.
+  std::chrono::milliseconds max_hold{0};
 };
 
 struct AcquiredLock {
@@ -231,8 +249,9 @@ struct GrantedLockInfo {
   LockOwner owner = LockOwner::kTransaction;
   LockMode mode = LockMode::kNoLock;
   std::uint32_t count = 0;
-  Time since;       // when the owner first got it
-  Fence fence = 0;  // of the latest grant
+  Time since;                      // when the owner first got it
+  Fence fence = 0;                 // of the latest grant
+  std::optional<Time> hold_until;  // its hold limit, if it has one
 };
 
 struct WaitingLockInfo {
@@ -263,8 +282,9 @@ struct SemaphoreHolderInfo {
   std::string session_name;
   LockOwner owner = LockOwner::kTransaction;
   std::uint32_t permits = 0;
-  Time since;       // when the owner first got some
-  Fence fence = 0;  // of the latest grant
+  Time since;                      // when the owner first got some
+  Fence fence = 0;                 // of the latest grant
+  std::optional<Time> hold_until;  // its hold limit, if it has one
 };
 
 struct SemaphoreWaiterInfo {
@@ -303,6 +323,18 @@ struct NamespaceInfo {
   std::vector<std::string> topics;   // outbox topics, sorted
 };
 
+// A lock, or a semaphore's permits, that a session lost while it lived on:
+// the server took it back at its hold limit, or an administrator broke it.
+struct LostHold {
+  std::string ns;
+  std::string principal;
+  std::string resource;  // a semaphore's name
+  LockOwner owner = LockOwner::kSession;
+  bool semaphore = false;
+  LostReason reason = LostReason::kHoldLimit;
+  Time at;  // when it was taken
+};
+
 // What a keep-alive answers.
 struct KeepAliveOutcome {
   Time expires_at;
@@ -310,6 +342,17 @@ struct KeepAliveOutcome {
   // namespace that keeps them in memory (NamespaceOptions::locks): they are
   // gone. Said once; the session may take such locks again.
   bool locks_lost = false;
+  // What it lost since it was last told, oldest first. Said once.
+  std::vector<LostHold> lost;
+};
+
+// An administrator's break (Engine::BreakLock, BreakSemaphore): what the
+// session held there and lost, one entry per owner.
+struct BrokenHold {
+  LockOwner owner = LockOwner::kSession;
+  LockMode mode = LockMode::kNoLock;  // a lock's; kNoLock for permits
+  std::uint32_t count = 0;            // references, or permits
+  Fence fence = 0;
 };
 
 struct EngineStats {
@@ -318,8 +361,10 @@ struct EngineStats {
   std::size_t resources = 0;      // resources with a holder or a waiter
   std::size_t granted_locks = 0;  // granted entries
   std::size_t waiting = 0;
-  std::uint64_t deadlocks = 0;                   // since start
-  std::uint64_t timeouts = 0;                    // since start
+  std::uint64_t deadlocks = 0;      // since start
+  std::uint64_t timeouts = 0;       // since start
+  std::uint64_t holds_expired = 0;  // taken back at a hold limit, since start
+  std::uint64_t holds_broken = 0;   // broken by an administrator, since start
   std::uint64_t transactions_expired = 0;        // since start
   std::optional<Time> oldest_transaction_start;  // of the open ones
   std::size_t keys = 0;  // keys with a record or a lease

@@ -40,6 +40,14 @@ std::string_view EventTypeName(EventType type) {
       return "semaphore.cancelled";
     case EventType::kSemaphoreDeadlock:
       return "semaphore.deadlock";
+    case EventType::kLockExpired:
+      return "applock.expired";
+    case EventType::kLockBroken:
+      return "applock.broken";
+    case EventType::kSemaphoreExpired:
+      return "semaphore.expired";
+    case EventType::kSemaphoreBroken:
+      return "semaphore.broken";
     case EventType::kCheckoutGranted:
       return "checkout.granted";
     case EventType::kCheckoutRenewed:
@@ -126,6 +134,19 @@ std::string_view MessageStateName(MessageState state) {
       return "acked";
   }
   return "pending";
+}
+
+bool IsLockEvent(EventType type) {
+  return (type >= EventType::kLockGranted &&
+          type <= EventType::kLockDeadlock) ||
+         type == EventType::kLockExpired || type == EventType::kLockBroken;
+}
+
+bool IsSemaphoreEvent(EventType type) {
+  return (type >= EventType::kSemaphoreGranted &&
+          type <= EventType::kSemaphoreDeadlock) ||
+         type == EventType::kSemaphoreExpired ||
+         type == EventType::kSemaphoreBroken;
 }
 
 }  // namespace leasehold

@@ -35,6 +35,13 @@ enum class EventType : std::uint8_t {
   kSemaphoreTimeout,
   kSemaphoreCancelled,
   kSemaphoreDeadlock,
+  // Taken back from its holder, who had not released it: at its hold limit
+  // (expired), or by an administrator (broken). `mode`, `count` and `fence`
+  // are what it held; the semaphore twins as above.
+  kLockExpired,
+  kLockBroken,
+  kSemaphoreExpired,
+  kSemaphoreBroken,
   kCheckoutGranted,   // `holder`, `until`, `fence`
   kCheckoutRenewed,   // `holder`, `until`
   kCheckoutReleased,  // checked in, broken or purged; `holder` was the owner
@@ -57,6 +64,9 @@ enum class EventType : std::uint8_t {
 
 // "session.opened", "applock.granted", ... (the names of docs/api.md's events).
 std::string_view EventTypeName(EventType type);
+// An application lock's event (applock.*), or a semaphore's (semaphore.*).
+bool IsLockEvent(EventType type);
+bool IsSemaphoreEvent(EventType type);
 
 // A state change. The string views point into the engine and are valid only
 // during EventSink::OnEvent. For records and checkouts, `ns` and `resource`

@@ -105,6 +105,12 @@ struct LockRow {
   std::uint32_t limit = 0;  // 0: a lock; else the semaphore's limit
   Fence fence = 0;
   Time since;
+  // When the server takes it back (its hold limit); empty: never.
+  std::optional<Time> hold_until;
+  // Not kNone: the row is no grant but the news that the session lost this
+  // lock or these permits (mode kNoLock, count 0), kept until it is told
+  // (its next keep-alive) or ends.
+  LostReason lost = LostReason::kNone;
 
   friend bool operator==(const LockRow&, const LockRow&) = default;
 };

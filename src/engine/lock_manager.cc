@@ -24,6 +24,10 @@ EventType SemaphoreEventType(EventType lock_type) {
       return EventType::kSemaphoreCancelled;
     case EventType::kLockDeadlock:
       return EventType::kSemaphoreDeadlock;
+    case EventType::kLockExpired:
+      return EventType::kSemaphoreExpired;
+    case EventType::kLockBroken:
+      return EventType::kSemaphoreBroken;
     default:
       return lock_type;
   }
@@ -53,7 +57,8 @@ Result<AcquireOutcome> LockManager::Acquire(Time now, Session* s,
   const Decision d = Decide(r, s, owner, mode);
   AcquireOutcome out;
   if (d.grantable) {
-    const Grant* g = GrantTo(r, s, owner, mode, now, terms.for_call);
+    const Grant* g =
+        GrantTo(r, s, owner, mode, now, terms.for_call, terms.max_hold);
     out.fence = g->fence;
     out.held = g->mode;
     out.count = g->count;
@@ -151,7 +156,8 @@ LockManager::Decision LockManager::Decide(Resource* r, Session* s,
 }
 
 Grant* LockManager::GrantTo(Resource* r, Session* s, LockOwner owner,
-                            LockMode mode, Time now, bool for_call) {
+                            LockMode mode, Time now, bool for_call,
+                            Duration max_hold) {
   Grant* g = table_.FindGrant(r, s, owner);
   if (g == nullptr) {
     g = table_.AddGrant(r, s, owner, mode, fences_->Next(), now);
@@ -160,6 +166,7 @@ Grant* LockManager::GrantTo(Resource* r, Session* s, LockOwner owner,
     ++g->count;
     g->fence = fences_->Next();
   }
+  LimitHold(g, max_hold, now);
   if (!r->memory && !for_call) JournalGrant(g, JournalEntry::Kind::kPutLock);
   if (events_ != nullptr) {
     Event e = LockEvent(EventType::kLockGranted, now, s, r, owner);
@@ -180,6 +187,7 @@ void LockManager::Park(Time now, Session* s, Resource* r, LockOwner owner,
                              terms.deadline, id);
   w->for_call = terms.for_call;
   w->permits = permits;
+  w->max_hold = terms.max_hold;
   waits_.emplace(id, w);
   if (terms.deadline) {
     deadlines_->Add({*terms.deadline, DeadlineKind::kWaitTimeout, id});
@@ -264,7 +272,7 @@ void LockManager::DropReference(Grant* g, Time now) {
     Emit(e);
   }
   if (g->count > 0) return;
-  table_.RemoveGrant(g);
+  RemoveGrant(g);
   GrantWaiters(r, now);
   table_.EraseIfIdle(r);
 }
@@ -282,7 +290,7 @@ void LockManager::ReleaseAll(Time now, Session* s, LockOwner owner,
     e.mode = g->mode;
     e.fence = g->fence;
     r->permits_held -= r->limit != 0 ? g->count : 0;
-    table_.RemoveGrant(g);
+    RemoveGrant(g);
     Emit(e);
     touched.push_back(r);
   }
@@ -324,6 +332,7 @@ Status LockManager::Restore(Session* s, const LockKey& key,
                       " on \"" + std::string(key.resource) +
                       "\" cannot be restored: " + std::string(why));
   };
+  if (row.lost != LostReason::kNone) return RestoreLoss(s, key, row);
   const auto mode = static_cast<int>(row.mode);
   const bool semaphore = row.limit != 0;
   if (semaphore ? mode != 0 : (mode <= 0 || mode >= kLockModeCount)) {
@@ -361,6 +370,7 @@ Status LockManager::Restore(Session* s, const LockKey& key,
   Grant* g = table_.AddGrant(r, s, row.owner, row.mode, row.fence, row.since);
   g->count = row.count;
   if (semaphore) r->permits_held += row.count;
+  if (row.hold_until) SetHoldLimit(g, *row.hold_until);
   return Status::Ok();
 }
 
@@ -417,6 +427,7 @@ void LockManager::JournalGrant(const Grant* g, JournalEntry::Kind kind) {
   row.limit = g->resource->limit;
   row.fence = g->fence;
   row.since = g->since;
+  row.hold_until = HoldLimitOf(g);
 }
 
 // --- Questions
@@ -561,10 +572,11 @@ void LockManager::GrantWaiter(Waiter* w, Time now) {
   const WaitId id = w->id;
   const bool for_call = w->for_call;
   const std::uint32_t permits = w->permits;
+  const Duration max_hold = w->max_hold;
   Forget(w);
-  const Grant* g = r->limit != 0
-                       ? GrantPermits(r, s, owner, permits, now)
-                       : GrantTo(r, s, owner, requested, now, for_call);
+  const Grant* g =
+      r->limit != 0 ? GrantPermits(r, s, owner, permits, now, max_hold)
+                    : GrantTo(r, s, owner, requested, now, for_call, max_hold);
   Deliver(id, for_call, s->id, AcquireResult::kGrantedAfterWait, g, nullptr);
 }
 
@@ -620,6 +632,12 @@ std::vector<LockInfo> LockManager::List(std::string_view ns) const {
   return out;
 }
 
+std::optional<LockInfo> LockManager::GetLock(const LockKey& key) {
+  const Resource* r = table_.Find(key);
+  if (r == nullptr || r->limit != 0) return std::nullopt;
+  return Describe(r, LockTable::DecodeKey(r->key));
+}
+
 void LockManager::CountByNamespace(
     std::map<std::string, NamespaceInfo, std::less<>>& out) const {
   table_.ForEachResource([&](const Resource* r) {
@@ -644,7 +662,7 @@ LockInfo LockManager::Describe(const Resource* r, const DecodedKey& key) const {
   for (const Grant* g = r->grants; g != nullptr; g = g->resource_next) {
     info.granted.push_back(GrantedLockInfo{g->session->id, g->session->name,
                                            g->owner, g->mode, g->count,
-                                           g->since, g->fence});
+                                           g->since, g->fence, HoldLimitOf(g)});
   }
   // Oldest grant first reads better than the list's push-front order.
   std::reverse(info.granted.begin(), info.granted.end());

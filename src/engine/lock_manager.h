@@ -44,6 +44,8 @@ struct WaitTerms {
   // The request belongs to an acquire-all call: its decision goes to
   // TakeCallStep, not to TakeFinished.
   bool for_call = false;
+  // The grant's hold limit (engine_types.h, "Hold limits"); 0: none.
+  Duration max_hold{0};
 };
 
 // `name` in double quotes, for messages. Appended piece by piece: GCC 12
@@ -110,6 +112,26 @@ class LockManager {
   // The refusal of a request from `s` while it waits (s->waiting) already.
   static Status WaitPending(const Session* s);
 
+  // --- Hold limits and breaks (hold_limits.cc) ----------------------------
+  void SetMaxHold(std::string_view ns, Duration limit);
+  // The hold limit of a request in `ns` that asked for `asked` (0: none):
+  // the namespace's when it asked for none. kBadRequest for a negative one
+  // or one longer than the namespace's.
+  Result<Duration> HoldLimitFor(std::string_view ns, Duration asked) const;
+  // The kHoldLimit deadline `limit`: its grant is taken back.
+  void ExpireHold(Time at, std::uint64_t limit);
+  // An administrator's break: takes back everything `s` holds on `key` (a
+  // lock, or a semaphore's permits when `semaphore`), each owner's grant as
+  // one. kNotHeld when it holds nothing there; kWrongKind for the other
+  // kind's name.
+  Result<std::vector<BrokenHold>> Break(Time now, Session* s,
+                                        const LockKey& key, bool semaphore);
+  // What `s` lost since it was last told, oldest first; the news leaves
+  // the journal (its rows are deleted) as it is told.
+  std::vector<LostHold> TakeLost(Session* s);
+  std::uint64_t holds_expired() const { return holds_expired_; }
+  std::uint64_t holds_broken() const { return holds_broken_; }
+
   // Drops one reference `s` holds as `owner`. kNotHeld; kWaitPending when
   // `s` waits to convert its lock on this resource.
   Status Release(Time now, Session* s, const LockKey& key, LockOwner owner);
@@ -139,6 +161,7 @@ class LockManager {
   // Brings back a journaled grant of `s`. kBadRequest for a row that breaks
   // the rules: no mode or a bad one, a count of 0, held already, or in
   // conflict with another session's restored grant.
+  // A row with `lost` set brings back the news of a loss instead.
   Status Restore(Session* s, const LockKey& key, const LockRow& row);
   // `s` was restored having asked for memory locks: they are gone, and
   // memory namespaces grant nothing until it is told or ends.
@@ -174,6 +197,8 @@ class LockManager {
 
   // Locks of `ns` (all when empty), sorted by (ns, principal, resource).
   std::vector<LockInfo> List(std::string_view ns) const;
+  // The lock `key` names, if it is in use; none for a semaphore.
+  std::optional<LockInfo> GetLock(const LockKey& key);
   // Adds each namespace's resources with a holder or a waiter to `out`.
   void CountByNamespace(
       std::map<std::string, NamespaceInfo, std::less<>>& out) const;
@@ -200,7 +225,7 @@ class LockManager {
   // The semaphore's grant pass: strictly in queue order, while they fit.
   void GrantPermitWaiters(Resource* r, Time now);
   Grant* GrantPermits(Resource* r, Session* s, LockOwner owner,
-                      std::uint32_t permits, Time now);
+                      std::uint32_t permits, Time now, Duration max_hold);
   SemaphoreInfo DescribeSemaphore(const Resource* r,
                                   const DecodedKey& key) const;
   Duration LockDelayOf(std::string_view ns) const;
@@ -218,7 +243,7 @@ class LockManager {
   // call succeeds (JournalHeld), so that a restart never brings back part
   // of a call that was not answered.
   Grant* GrantTo(Resource* r, Session* s, LockOwner owner, LockMode mode,
-                 Time now, bool for_call);
+                 Time now, bool for_call, Duration max_hold);
   // Parks a request that `d` says must wait, into `out`; `permits` for a
   // semaphore's.
   void Park(Time now, Session* s, Resource* r, LockOwner owner, LockMode mode,
@@ -257,6 +282,23 @@ class LockManager {
   }
   // Journals `g` as it now is (kPutLock), or its removal (kDeleteLock).
   void JournalGrant(const Grant* g, JournalEntry::Kind kind);
+  // Brings `g`'s hold limit to now + `max_hold` if that is sooner (or
+  // gives it one); nothing for 0.
+  void LimitHold(Grant* g, Duration max_hold, Time now);
+  static std::optional<Time> HoldLimitOf(const Grant* g) {
+    if (g->hold_limit == 0) return std::nullopt;
+    return g->hold_until;
+  }
+  // Removes `g` from the table, and its hold limit from the deadlines.
+  void RemoveGrant(Grant* g);
+  // Takes `g` back from its session (a hold limit, a break), ending first
+  // the session's parked request on that name; tells the session at its
+  // next keep-alive.
+  void TakeBack(Grant* g, Time now, LostReason reason);
+  // Gives `g` the hold limit `until` (a new deadline).
+  void SetHoldLimit(Grant* g, Time until);
+  // Restore of a row that records a loss.
+  Status RestoreLoss(Session* s, const LockKey& key, const LockRow& row);
   // While restored sessions are owed news of lost memory locks, memory
   // resources grant nothing.
   bool Quiet(const Resource* r) const { return r->memory && owed_news_ > 0; }
@@ -290,6 +332,11 @@ class LockManager {
   std::vector<FinishedWait> finished_;
   std::uint64_t deadlocks_ = 0;
   std::uint64_t timeouts_ = 0;
+  std::map<std::string, Duration, std::less<>> max_holds_;
+  std::unordered_map<std::uint64_t, Grant*> hold_limits_;
+  std::uint64_t last_hold_limit_ = 0;
+  std::uint64_t holds_expired_ = 0;
+  std::uint64_t holds_broken_ = 0;
 };
 
 }  // namespace leasehold::engine

@@ -51,7 +51,7 @@ Result<AcquireOutcome> LockManager::AcquirePermits(
   const Decision d = DecidePermits(r, s, permits);
   AcquireOutcome out;
   if (d.grantable) {
-    const Grant* g = GrantPermits(r, s, owner, permits, now);
+    const Grant* g = GrantPermits(r, s, owner, permits, now, terms.max_hold);
     out.fence = g->fence;
     out.count = g->count;
     return out;
@@ -82,7 +82,8 @@ LockManager::Decision LockManager::DecidePermits(Resource* r, Session* s,
 }
 
 Grant* LockManager::GrantPermits(Resource* r, Session* s, LockOwner owner,
-                                 std::uint32_t permits, Time now) {
+                                 std::uint32_t permits, Time now,
+                                 Duration max_hold) {
   Grant* g = table_.FindGrant(r, s, owner);
   if (g == nullptr) {
     g = table_.AddGrant(r, s, owner, LockMode::kNoLock, fences_->Next(), now);
@@ -92,6 +93,7 @@ Grant* LockManager::GrantPermits(Resource* r, Session* s, LockOwner owner,
     g->fence = fences_->Next();
   }
   r->permits_held += permits;
+  LimitHold(g, max_hold, now);
   if (!r->memory) JournalGrant(g, JournalEntry::Kind::kPutLock);
   if (events_ != nullptr) {
     Event e = LockEvent(EventType::kLockGranted, now, s, r, owner);
@@ -156,7 +158,7 @@ Result<std::uint32_t> LockManager::ReleasePermits(Time now, Session* s,
     Emit(e);
   }
   const std::uint32_t left = g->count;
-  if (left == 0) table_.RemoveGrant(g);
+  if (left == 0) RemoveGrant(g);
   GrantWaiters(r, now);
   table_.EraseIfIdle(r);
   return left;
@@ -202,7 +204,7 @@ SemaphoreInfo LockManager::DescribeSemaphore(const Resource* r,
   for (const Grant* g = r->grants; g != nullptr; g = g->resource_next) {
     info.holders.push_back(SemaphoreHolderInfo{g->session->id, g->session->name,
                                                g->owner, g->count, g->since,
-                                               g->fence});
+                                               g->fence, HoldLimitOf(g)});
   }
   std::reverse(info.holders.begin(), info.holders.end());  // oldest first
   for (const Waiter* w = r->queue_head; w != nullptr; w = w->next) {

@@ -33,6 +33,10 @@ struct Grant {
   Grant* session_next = nullptr;
   Fence fence = 0;
   Time since;
+  // Its hold limit (LockManager, hold_limits.cc): when the server takes it
+  // back, and the id of that kHoldLimit deadline (0: none).
+  Time hold_until{};
+  std::uint64_t hold_limit = 0;
   std::uint32_t count = 0;
   LockOwner owner = LockOwner::kTransaction;
   LockMode mode = LockMode::kNoLock;
@@ -53,6 +57,7 @@ struct Waiter {
   bool conversion = false;    // the session held the resource when it asked
   bool for_call = false;      // part of an acquire-all call (LockManager)
   std::uint32_t permits = 0;  // on a semaphore: asked for (modes kNoLock)
+  Duration max_hold{0};       // the grant's hold limit (0: none)
 };
 
 struct Resource {

@@ -40,6 +40,15 @@ enum class AcquireResult : std::int8_t {
   kDeadlock = -3,
 };
 
+// Why a session lost a lock or permits it had not given back, while it
+// lived on (docs/api.md, "Hold limits and breaks"): told in the answer to
+// its next keep-alive.
+enum class LostReason : std::uint8_t {
+  kNone = 0,
+  kHoldLimit = 1,  // held past its hold limit (NamespaceOptions::max_hold)
+  kBroken = 2,     // an administrator broke it
+};
+
 // True when one session may hold `held` while another holds `requested`.
 // kNoLock is compatible with everything.
 bool Compatible(LockMode held, LockMode requested);
@@ -64,6 +73,8 @@ std::string_view LockModeName(LockMode mode);
 std::string_view LockOwnerName(LockOwner owner);  // "Transaction", "Session"
 // "granted", "granted_after_wait", "timeout", "cancelled", "deadlock".
 std::string_view AcquireResultName(AcquireResult result);
+// "expired" (the hold limit), "broken"; "" for kNone.
+std::string_view LostReasonName(LostReason reason);
 
 // Checks a resource, key, topic or namespace name: 1 to 255 Unicode
 // characters of valid UTF-8. Fails with kNameEmpty, kNameTooLong (never

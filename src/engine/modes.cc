@@ -122,4 +122,16 @@ std::string_view AcquireResultName(AcquireResult result) {
   return "unknown";
 }
 
+std::string_view LostReasonName(LostReason reason) {
+  switch (reason) {
+    case LostReason::kNone:
+      return "";
+    case LostReason::kHoldLimit:
+      return "expired";
+    case LostReason::kBroken:
+      return "broken";
+  }
+  return "unknown";
+}
+
 }  // namespace leasehold

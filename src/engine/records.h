@@ -164,6 +164,10 @@ struct NamespaceOptions {
   // is journaled: after a restart, these namespaces grant nothing new (to
   // sessions not holding the name) until the latest one has passed. 0: none.
   std::chrono::milliseconds lock_delay{0};
+  // The longest a lock or a semaphore's permits may be held here: the
+  // server takes them back after it (engine_types.h, "Hold limits"), and a
+  // request may ask for less, never more. 0: no limit.
+  std::chrono::milliseconds max_hold{0};
 };
 
 }  // namespace leasehold

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "engine/engine_types.h"
 
@@ -37,6 +38,13 @@ struct Session {
   std::array<std::size_t, 2> grant_count{0, 0};
   // The session's one parked request, if any.
   Waiter* waiting = nullptr;
+  // What it lost while it lived on (LockManager, hold_limits.cc), until
+  // its next keep-alive tells it; `journaled`: a lock row records the news.
+  struct Loss {
+    LostHold hold;
+    bool journaled = false;
+  };
+  std::vector<Loss> lost;
   // Deadlock search bookkeeping: the search epoch that last visited us.
   std::uint64_t visited_epoch = 0;
 

@@ -19,10 +19,8 @@ std::string SseFrame(const OwnedEvent& e) {
   if (e.transaction != 0) o[wire::kTransaction] = e.transaction;
   if (!e.ns.empty()) o[wire::kNs] = e.ns;
   if (!e.resource.empty()) o[wire::kResource] = e.resource;
-  const bool lock =
-      e.type >= EventType::kLockGranted && e.type <= EventType::kLockDeadlock;
-  const bool semaphore = e.type >= EventType::kSemaphoreGranted &&
-                         e.type <= EventType::kSemaphoreDeadlock;
+  const bool lock = IsLockEvent(e.type);
+  const bool semaphore = IsSemaphoreEvent(e.type);
   if (lock || semaphore) {
     o[wire::kPrincipal] = e.principal;
     o[wire::kOwner] = LockOwnerName(e.owner);

@@ -165,6 +165,15 @@ boost::json::object HolderJson(const SemaphoreHolderInfo& holder);
 boost::json::object WaiterJson(const WaitingLockInfo& waiter);
 boost::json::object WaiterJson(const SemaphoreWaiterInfo& waiter);
 
+// An acquire's "max_hold_ms" (engine_types.h, "Hold limits"): 0 when
+// absent (the namespace's limit). Range errors are the engine's.
+Result<std::chrono::milliseconds> MaxHoldFrom(const Fields& fields);
+// A break's answer: {"taken": [{"owner", what was held, "fence"}]}.
+ApiResponse BreakAnswer(Holding kind, const std::vector<BrokenHold>& taken);
+// One entry of a keepalive's "lost": {"ns", "principal", "resource",
+// "kind", "owner", "reason", "at"}.
+boost::json::object LostJson(const LostHold& lost);
+
 // {"victim", "cycle": [{"waiter", "waiter_name", "holder", ...}]}.
 boost::json::object DeadlockJson(const DeadlockReport& report);
 
@@ -184,6 +193,11 @@ void ReleaseLock(Call& c, const std::string& ns);
 void LockModeOf(Call& c, const std::string& ns);
 void TestLock(Call& c, const std::string& ns);
 void ListLocks(Call& c, const std::string& ns);
+void GetLock(Call& c, const std::string& ns, const std::string& resource);
+// The administrator's break of one session's hold: {"session", "resource"}
+// (a semaphore's name is in its path), both owners' grants.
+void BreakLock(Call& c, const std::string& ns);
+void BreakSemaphore(Call& c, const std::string& ns, const std::string& name);
 
 // handlers_semaphores.cc
 void AcquireSemaphore(Call& c, const std::string& ns, const std::string& name);

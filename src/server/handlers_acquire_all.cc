@@ -22,9 +22,10 @@ struct AcquireAllBody {
   LockOwner owner = LockOwner::kTransaction;
   milliseconds timeout = kWaitForever;
   std::vector<std::pair<std::string, LockMode>> locks;  // as listed
+  milliseconds max_hold{0};
 
   AcquireAllRequest Request() const {
-    AcquireAllRequest r{session, ns, principal, owner, timeout, {}};
+    AcquireAllRequest r{session, ns, principal, owner, timeout, {}, max_hold};
     r.locks.reserve(locks.size());
     for (const auto& [resource, mode] : locks)
       r.locks.push_back({resource, mode});
@@ -121,6 +122,9 @@ Result<AcquireAllBody> ParseBody(const json::object& body,
                                "(do not wait) or a positive number of ms"));
   }
   r.timeout = milliseconds(timeout->value_or(-1));
+  auto max_hold = MaxHoldFrom(f);
+  if (!max_hold) return std::unexpected(max_hold.error());
+  r.max_hold = *max_hold;
   auto locks = ParseLocks(f);
   if (!locks) return std::unexpected(locks.error());
   r.locks = std::move(*locks);

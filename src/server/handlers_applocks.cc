@@ -41,6 +41,18 @@ Result<LockArgs> ArgsFromQuery(const Call& c) {
   return a;
 }
 
+// One lock in GET /v1/applocks/{ns} and /v1/applocks/{ns}/{resource}.
+json::object LockJson(const LockInfo& l) {
+  json::array granted, waiting;
+  for (const auto& g : l.granted) granted.push_back(HolderJson(g));
+  for (const auto& w : l.waiting) waiting.push_back(WaiterJson(w));
+  return json::object{{wire::kResource, l.resource},
+                      {wire::kPrincipal, l.principal},
+                      {wire::kGranted, granted},
+                      {wire::kWaiting, waiting},
+                      {wire::kLockDelayUntil, TimeJson(l.lock_delay_until)}};
+}
+
 Result<LockMode> ModeField(std::optional<std::string> text) {
   if (!text) return Error(StatusCode::kBadMode, "mode is required");
   return ParseLockMode(*text);
@@ -100,12 +112,18 @@ void AcquireLock(Call& c, const std::string& ns) {
     return c.Fail(
         Status(StatusCode::kBadTimeout, "timeout_ms must be an integer"));
   }
+  auto max_hold = MaxHoldFrom(f);
+  if (!max_hold) return c.Fail(max_hold.error());
   c.RunParkable<AcquireOutcome>(
       [ns, a = *args, mode = *mode,
-       timeout = milliseconds(timeout->value_or(-1))](Engine& e, Time now) {
-        return e.Acquire(
-            now,
-            {a.session, {ns, a.principal, a.resource}, mode, a.owner, timeout});
+       timeout = milliseconds(timeout->value_or(-1)),
+       max_hold = *max_hold](Engine& e, Time now) {
+        return e.Acquire(now, {a.session,
+                               {ns, a.principal, a.resource},
+                               mode,
+                               a.owner,
+                               timeout,
+                               max_hold});
       },
       [](const AcquireOutcome& r) {
         return AcquireAnswer(Holding::kLock, r.result, r.fence, r.held, r.count,
@@ -163,23 +181,48 @@ void TestLock(Call& c, const std::string& ns) {
       });
 }
 
+void BreakLock(Call& c, const std::string& ns) {
+  auto args = ArgsFromBody(Fields(c.body));
+  if (!args) return c.Fail(args.error());
+  c.Run<Result<std::vector<BrokenHold>>>(
+      [ns, a = *args](Engine& e, Time now) {
+        return e.BreakLock(now, a.session, {ns, a.principal, a.resource});
+      },
+      [](Result<std::vector<BrokenHold>>& r) {
+        return r ? BreakAnswer(Holding::kLock, *r) : ErrorResponse(r.error());
+      });
+}
+
+void GetLock(Call& c, const std::string& ns, const std::string& resource) {
+  if (Status st = ValidateName(ns, "namespace"); !st.ok()) return c.Fail(st);
+  if (Status st = ValidateName(resource, "resource"); !st.ok()) {
+    return c.Fail(st);
+  }
+  std::string principal = "public";
+  if (const std::string p = c.Query(wire::kPrincipal); !p.empty()) {
+    principal = PrincipalScope(p);
+  }
+  c.Run<std::optional<LockInfo>>(
+      [ns, resource, principal](Engine& e, Time now) {
+        return e.GetLock(now, {ns, principal, resource});
+      },
+      [resource](std::optional<LockInfo>& found) {
+        if (found) return JsonResponse(200, LockJson(*found));
+        return ErrorResponse(Status(
+            StatusCode::kNotFound,
+            "lock \"" + resource +
+                "\" is not in use: nobody holds it, waits for it or is held "
+                "back from it"));
+      });
+}
+
 void ListLocks(Call& c, const std::string& ns) {
   if (Status st = ValidateName(ns, "namespace"); !st.ok()) return c.Fail(st);
   c.Run<std::vector<LockInfo>>(
       [ns](Engine& e, Time now) { return e.ListLocks(now, ns); },
       [](std::vector<LockInfo>& locks) {
         json::array out;
-        for (const LockInfo& l : locks) {
-          json::array granted, waiting;
-          for (const auto& g : l.granted) granted.push_back(HolderJson(g));
-          for (const auto& w : l.waiting) waiting.push_back(WaiterJson(w));
-          out.push_back(json::object{
-              {wire::kResource, l.resource},
-              {wire::kPrincipal, l.principal},
-              {wire::kGranted, granted},
-              {wire::kWaiting, waiting},
-              {wire::kLockDelayUntil, TimeJson(l.lock_delay_until)}});
-        }
+        for (const LockInfo& l : locks) out.push_back(LockJson(l));
         return JsonResponse(200, json::object{{wire::kLocks, out}});
       });
 }

@@ -44,6 +44,7 @@ json::object AnyHolderJson(const Holder& h) {
   AddHeld(o, h);
   o[wire::kSince] = TimeJson(h.since);
   o[wire::kFence] = h.fence;
+  o[wire::kHoldUntil] = TimeJson(h.hold_until);
   return o;
 }
 
@@ -70,6 +71,42 @@ ApiResponse AcquireAnswer(Holding kind, AcquireResult result, Fence fence,
   if (granted) AddHeld(o.Uint(wire::kFence, fence), kind, mode, count);
   if (deadlock) o.Value(wire::kDeadlock, DeadlockJson(*deadlock));
   return JsonResponse(granted ? 200 : 409, std::move(o));
+}
+
+Result<std::chrono::milliseconds> MaxHoldFrom(const Fields& f) {
+  auto ms = f.OptionalInt(wire::kMaxHoldMs);
+  if (!ms) {
+    return Error(StatusCode::kBadRequest,
+                 "max_hold_ms must be an integer (milliseconds; leave it out "
+                 "for the namespace's limit)");
+  }
+  return std::chrono::milliseconds(ms->value_or(0));
+}
+
+ApiResponse BreakAnswer(Holding kind, const std::vector<BrokenHold>& taken) {
+  json::array out;
+  for (const BrokenHold& b : taken) {
+    json::object o{{wire::kOwner, LockOwnerName(b.owner)}};
+    if (kind == Holding::kSemaphore) {
+      o[wire::kPermits] = b.count;
+    } else {
+      o[wire::kMode] = LockModeName(b.mode);
+      o[wire::kCount] = b.count;
+    }
+    o[wire::kFence] = b.fence;
+    out.push_back(std::move(o));
+  }
+  return JsonResponse(200, json::object{{wire::kTaken, std::move(out)}});
+}
+
+json::object LostJson(const LostHold& l) {
+  return json::object{{wire::kNs, l.ns},
+                      {wire::kPrincipal, l.principal},
+                      {wire::kResource, l.resource},
+                      {wire::kKind, l.semaphore ? "semaphore" : "applock"},
+                      {wire::kOwner, LockOwnerName(l.owner)},
+                      {wire::kReason, LostReasonName(l.reason)},
+                      {wire::kAt, TimeJson(l.at)}};
 }
 
 json::object HolderJson(const GrantedLockInfo& g) { return AnyHolderJson(g); }

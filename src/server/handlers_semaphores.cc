@@ -59,15 +59,19 @@ void AcquireSemaphore(Call& c, const std::string& ns, const std::string& name) {
     return c.Fail(
         Status(StatusCode::kBadTimeout, "timeout_ms must be an integer"));
   }
+  auto max_hold = MaxHoldFrom(f);
+  if (!max_hold) return c.Fail(max_hold.error());
   c.RunParkable<AcquireOutcome>(
       [ns, name, h = *holder, permits = *permits, limit = *limit,
-       timeout = milliseconds(timeout->value_or(-1))](Engine& e, Time now) {
+       timeout = milliseconds(timeout->value_or(-1)),
+       max_hold = *max_hold](Engine& e, Time now) {
         return e.AcquireSemaphore(now, {h.session,
                                         {ns, h.principal, name},
                                         permits,
                                         limit,
                                         h.owner,
-                                        timeout});
+                                        timeout,
+                                        max_hold});
       },
       [](const AcquireOutcome& r) {
         return AcquireAnswer(Holding::kSemaphore, r.result, r.fence, r.held,
@@ -76,6 +80,19 @@ void AcquireSemaphore(Call& c, const std::string& ns, const std::string& name) {
       [](const FinishedWait& done) {
         return AcquireAnswer(Holding::kSemaphore, done.result, done.fence,
                              done.held, done.count, done.deadlock);
+      });
+}
+
+void BreakSemaphore(Call& c, const std::string& ns, const std::string& name) {
+  auto holder = HolderArgsFromBody(Fields(c.body));
+  if (!holder) return c.Fail(holder.error());
+  c.Run<Result<std::vector<BrokenHold>>>(
+      [ns, name, h = *holder](Engine& e, Time now) {
+        return e.BreakSemaphore(now, h.session, {ns, h.principal, name});
+      },
+      [](Result<std::vector<BrokenHold>>& r) {
+        return r ? BreakAnswer(Holding::kSemaphore, *r)
+                 : ErrorResponse(r.error());
       });
 }
 

@@ -67,11 +67,13 @@ void KeepAlive(Call& c, SessionId id) {
   c.Run<Result<KeepAliveOutcome>>(
       [id](Engine& e, Time now) { return e.KeepAlive(now, id); },
       [](Result<KeepAliveOutcome>& r) {
-        return r ? JsonResponse(
-                       200,
-                       json::object{{wire::kExpiresAt, TimeJson(r->expires_at)},
-                                    {wire::kLocksLost, r->locks_lost}})
-                 : ErrorResponse(r.error());
+        if (!r) return ErrorResponse(r.error());
+        json::array lost;
+        for (const LostHold& l : r->lost) lost.push_back(LostJson(l));
+        return JsonResponse(
+            200, json::object{{wire::kExpiresAt, TimeJson(r->expires_at)},
+                              {wire::kLocksLost, r->locks_lost},
+                              {wire::kLost, std::move(lost)}});
       });
 }
 

@@ -76,6 +76,12 @@ constexpr Route kRoutes[] = {
      [](Call& c) { LockModeOf(c, Ns(c)); }, kInSession | kReadOnly},
     {"GET", "/v1/applocks/{ns}/test", Role::kRead,
      [](Call& c) { TestLock(c, Ns(c)); }, kInSession | kReadOnly},
+    // After mode and test: a lock named so is read in the namespace's list.
+    {"GET", "/v1/applocks/{ns}/{resource}", Role::kRead,
+     [](Call& c) { GetLock(c, Ns(c), c.Param("resource")); },
+     kInSession | kReadOnly},
+    {"POST", "/v1/applocks/{ns}/break", Role::kAdmin,
+     [](Call& c) { BreakLock(c, Ns(c)); }, kInSession},
     // Semaphores.
     {"GET", "/v1/semaphores/{ns}", Role::kRead,
      [](Call& c) { ListSemaphores(c, Ns(c)); }, kInSession | kReadOnly},
@@ -87,6 +93,8 @@ constexpr Route kRoutes[] = {
      kInSession | kMayPark},
     {"POST", "/v1/semaphores/{ns}/{name}/release", Role::kWrite,
      [](Call& c) { ReleaseSemaphore(c, Ns(c), c.Param("name")); }, kInSession},
+    {"POST", "/v1/semaphores/{ns}/{name}/break", Role::kAdmin,
+     [](Call& c) { BreakSemaphore(c, Ns(c), c.Param("name")); }, kInSession},
     // Records and their checkouts.
     {"GET", "/v1/records/{ns}", Role::kRead,
      [](Call& c) { ListRecords(c, Ns(c)); }, kInSession | kReadOnly},

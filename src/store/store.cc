@@ -44,12 +44,13 @@ Status Store::Backup(const std::string& /*destination*/,
 
 std::string_view LockRowProblem(bool has_session, std::int64_t owner,
                                 std::int64_t mode, std::int64_t count,
-                                std::int64_t limit) {
+                                std::int64_t limit, std::int64_t lost) {
   constexpr std::int64_t kMaxCount = std::numeric_limits<std::uint32_t>::max();
   if (!has_session) return "has no session row";
   if (owner < 0 || owner > 1 || mode < 0 || mode >= kLockModeCount ||
-      count < 0 || count > kMaxCount || limit < 0 || limit > kMaxCount) {
-    return "has an owner, mode, count or semaphore limit out of range";
+      count < 0 || count > kMaxCount || limit < 0 || limit > kMaxCount ||
+      lost < 0 || lost > static_cast<std::int64_t>(LostReason::kBroken)) {
+    return "has an owner, mode, count, semaphore limit or loss out of range";
   }
   return {};
 }

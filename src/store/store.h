@@ -94,7 +94,7 @@ class Store {
 // count or semaphore limit (as stored) is out of range.
 std::string_view LockRowProblem(bool has_session, std::int64_t owner,
                                 std::int64_t mode, std::int64_t count,
-                                std::int64_t limit);
+                                std::int64_t limit, std::int64_t lost);
 // How a refusal names that row: the lock row (session S, owner O, "ns",
 // "principal", "resource").
 std::string LockRowName(std::int64_t session, std::int64_t owner,

@@ -167,7 +167,8 @@ TEST(PostgresStore, RefusesANewerSchemaAndLeavesItAlone) {
 }
 
 // Version 2 gave lock rows a semaphore limit, version 3 the lock-delay
-// reservation, version 4 keys a write fence: a version-1 schema (made here
+// reservation, version 4 keys a write fence, version 5 lock rows a hold
+// limit and news of a loss: a version-1 schema (made here
 // by taking them away again) is migrated on open, its lock rows come back
 // as locks and its keys with no write fence.
 TEST(PostgresStore, MigratesAVersion1Schema) {
@@ -176,6 +177,8 @@ TEST(PostgresStore, MigratesAVersion1Schema) {
   ASSERT_NE(Open(db.url()), nullptr);
   ASSERT_TRUE(PgExec(db.url(),
                      "ALTER TABLE leasehold.locks DROP COLUMN semaphore_limit; "
+                     "ALTER TABLE leasehold.locks DROP COLUMN hold_until_us; "
+                     "ALTER TABLE leasehold.locks DROP COLUMN lost; "
                      "ALTER TABLE leasehold.keys DROP COLUMN write_fence; "
                      "DELETE FROM leasehold.meta WHERE name = "
                      "'lock_delay_until_us'; "

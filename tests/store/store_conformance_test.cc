@@ -105,7 +105,7 @@ const StoreBackend kBackends[] = {
        SqliteExec(dir,
                   "INSERT INTO sessions VALUES (1, 'worker', '', 30000, 0, 7, "
                   "0, NULL, 0); INSERT INTO locks VALUES (1, 1, 'docs', '', "
-                  "'invoice-7', 8, 1, 0, 7, 0);");
+                  "'invoice-7', 8, 1, 0, 7, 0, NULL, 0);");
      },
      {}},
     {"Postgres",
@@ -771,6 +771,34 @@ TEST_P(StoreConformance, SemaphoreRowsKeepTheirPermitsAndLimit) {
   auto loaded = store_->LoadAll();
   ASSERT_TRUE(loaded.has_value()) << loaded.error().ToString();
   EXPECT_EQ(loaded->locks, (std::vector<LockRow>{job, fewer, second}));
+}
+
+// A grant's hold limit comes back to the microsecond, and a row that is the
+// news of a loss comes back as such; replacing the news with a grant (the
+// session took the lock again) clears it.
+TEST_P(StoreConformance, LockRowsKeepTheirHoldLimitAndTheNewsOfALoss) {
+  Append({PutSession(Session(1))});
+  LockRow limited = Lock(1, "job");
+  limited.hold_until = Time(Duration(1'767'225'660'123'457));
+  LockRow news = Lock(1, "gone", LockOwner::kTransaction, LockMode::kNoLock);
+  news.count = 0;
+  news.fence = 0;
+  news.lost = LostReason::kHoldLimit;
+  LockRow broken = news;
+  broken.resource = "permits";
+  broken.limit = 4;
+  broken.lost = LostReason::kBroken;
+  Append({PutLock(limited), PutLock(news), PutLock(broken)});
+  Reopen();
+  auto loaded = store_->LoadAll();
+  ASSERT_TRUE(loaded.has_value()) << loaded.error().ToString();
+  EXPECT_EQ(loaded->locks, (std::vector<LockRow>{news, broken, limited}));
+  LockRow again = Lock(1, "gone", LockOwner::kTransaction);
+  Append({PutLock(again)});
+  Reopen();
+  loaded = store_->LoadAll();
+  ASSERT_TRUE(loaded.has_value()) << loaded.error().ToString();
+  EXPECT_EQ(loaded->locks, (std::vector<LockRow>{again, broken, limited}));
 }
 
 // A lock row in a mode no build writes is refused on load, naming the row,

@@ -58,10 +58,11 @@ Result<Store::Reservations> MemoryStore::Load(const Visitors& visit) {
 // naming it, even when no visitor reads locks.
 Status MemoryStore::LoadLocks(const Visitors& visit) {
   for (const auto& [key, row] : data_->locks) {
-    const std::string_view problem = LockRowProblem(
-        data_->sessions.contains(row.session),
-        static_cast<std::int64_t>(row.owner),
-        static_cast<std::int64_t>(row.mode), row.count, row.limit);
+    const std::string_view problem =
+        LockRowProblem(data_->sessions.contains(row.session),
+                       static_cast<std::int64_t>(row.owner),
+                       static_cast<std::int64_t>(row.mode), row.count,
+                       row.limit, static_cast<std::int64_t>(row.lost));
     if (!problem.empty()) {
       return Status(StatusCode::kUnavailable,
                     "memory store: " +

@@ -191,8 +191,9 @@ class Loader {
   static constexpr const char* kLocks =
       "SELECT l.session, l.owner, l.ns, l.principal, l.resource, l.mode, "
       "l.count, l.fence, l.since_us, EXISTS (SELECT 1 FROM {s}.sessions s "
-      "WHERE s.id = l.session), l.semaphore_limit FROM {s}.locks l "
-      "ORDER BY l.session, l.owner, l.ns, l.principal, l.resource";
+      "WHERE s.id = l.session), l.semaphore_limit, l.hold_until_us, l.lost "
+      "FROM {s}.locks l ORDER BY l.session, l.owner, l.ns, l.principal, "
+      "l.resource";
   RowVisitor LockRows(const Store::Visitors& v) const {
     return [this, &v](RowReader& in) {
       const std::int64_t session = in.Int(0);
@@ -208,9 +209,11 @@ class Loader {
       row.since = FromMicros(in.Int(8));
       const bool has_session = in.Bool(9);
       const std::int64_t limit = in.Int(10);
+      const std::optional<std::int64_t> hold_until = in.OptionalInt(11);
+      const std::int64_t lost = in.Int(12);
       if (in.bad()) return Corrupt("a lock row");
       const std::string_view why =
-          LockRowProblem(has_session, owner, mode, count, limit);
+          LockRowProblem(has_session, owner, mode, count, limit, lost);
       if (!why.empty()) {  // named only when refused: there may be millions
         return Status(StatusCode::kUnavailable,
                       "refusing to load PostgreSQL schema \"" + name_ +
@@ -221,6 +224,8 @@ class Loader {
       row.mode = static_cast<LockMode>(mode);
       row.count = static_cast<std::uint32_t>(count);
       row.limit = static_cast<std::uint32_t>(limit);
+      if (hold_until) row.hold_until = FromMicros(*hold_until);
+      row.lost = static_cast<LostReason>(lost);
       return v.lock(std::move(row));
     };
   }

@@ -94,6 +94,14 @@ INSERT INTO {s}.meta (name, value) VALUES ('lock_delay_until_us', 0);
 -- neither record nor lease but a write fence is a fenced delete's tombstone.
 ALTER TABLE {s}.keys ADD COLUMN write_fence bigint NOT NULL DEFAULT 0;
 )sql"},
+    {5, R"sql(
+-- When the server takes the grant back (its hold limit), microseconds since
+-- 1970 UTC; NULL: never.
+ALTER TABLE {s}.locks ADD COLUMN hold_until_us bigint;
+-- 0: a grant. Else the row is the news that the session lost this lock (1:
+-- its hold limit, 2: broken), kept until the session is told.
+ALTER TABLE {s}.locks ADD COLUMN lost bigint NOT NULL DEFAULT 0;
+)sql"},
 };
 
 Status Refuse(const std::string& name, const std::string& why) {

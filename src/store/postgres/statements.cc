@@ -89,14 +89,16 @@ const Definition kDefinitions[] = {
      {kI, kI, kB, kB, kB}},
     {kPutLocks,
      "INSERT INTO {s}.locks (session, owner, ns, principal, resource, mode, "
-     "count, fence, since_us, semaphore_limit) SELECT unnest($1), unnest($2), "
-     "unnest($3), unnest($4), unnest($5), unnest($6), unnest($7), "
-     "unnest($8), unnest($9), unnest($10) ON CONFLICT (session, owner, ns, "
-     "principal, resource) DO UPDATE SET mode = EXCLUDED.mode, count = "
-     "EXCLUDED.count, fence = EXCLUDED.fence, since_us = EXCLUDED.since_us, "
-     "semaphore_limit = EXCLUDED.semaphore_limit",
-     10,
-     {kI, kI, kB, kB, kB, kI, kI, kI, kI, kI}},
+     "count, fence, since_us, semaphore_limit, hold_until_us, lost) SELECT "
+     "unnest($1), unnest($2), unnest($3), unnest($4), unnest($5), "
+     "unnest($6), unnest($7), unnest($8), unnest($9), unnest($10), "
+     "unnest($11), unnest($12) ON CONFLICT (session, owner, ns, principal, "
+     "resource) DO UPDATE SET mode = EXCLUDED.mode, count = EXCLUDED.count, "
+     "fence = EXCLUDED.fence, since_us = EXCLUDED.since_us, semaphore_limit "
+     "= EXCLUDED.semaphore_limit, hold_until_us = EXCLUDED.hold_until_us, "
+     "lost = EXCLUDED.lost",
+     12,
+     {kI, kI, kB, kB, kB, kI, kI, kI, kI, kI, kI, kI}},
     // Both at once, as one statement: a batch's deleted and put lock rows
     // are distinct rows (each row's last state is one or the other), so
     // the order between the two parts does not matter.
@@ -107,14 +109,16 @@ const Definition kDefinitions[] = {
      "AND l.owner = d.owner AND l.ns = d.ns AND l.principal = d.principal "
      "AND l.resource = d.resource) "
      "INSERT INTO {s}.locks (session, owner, ns, principal, resource, mode, "
-     "count, fence, since_us, semaphore_limit) SELECT unnest($6), unnest($7), "
-     "unnest($8), unnest($9), unnest($10), unnest($11), unnest($12), "
-     "unnest($13), unnest($14), unnest($15) ON CONFLICT (session, owner, ns, "
-     "principal, resource) DO UPDATE SET mode = EXCLUDED.mode, count = "
-     "EXCLUDED.count, fence = EXCLUDED.fence, since_us = EXCLUDED.since_us, "
-     "semaphore_limit = EXCLUDED.semaphore_limit",
-     15,
-     {kI, kI, kB, kB, kB, kI, kI, kB, kB, kB, kI, kI, kI, kI, kI}},
+     "count, fence, since_us, semaphore_limit, hold_until_us, lost) SELECT "
+     "unnest($6), unnest($7), unnest($8), unnest($9), unnest($10), "
+     "unnest($11), unnest($12), unnest($13), unnest($14), unnest($15), "
+     "unnest($16), unnest($17) ON CONFLICT (session, owner, ns, principal, "
+     "resource) DO UPDATE SET mode = EXCLUDED.mode, count = EXCLUDED.count, "
+     "fence = EXCLUDED.fence, since_us = EXCLUDED.since_us, semaphore_limit "
+     "= EXCLUDED.semaphore_limit, hold_until_us = EXCLUDED.hold_until_us, "
+     "lost = EXCLUDED.lost",
+     17,
+     {kI, kI, kB, kB, kB, kI, kI, kB, kB, kB, kI, kI, kI, kI, kI, kI, kI}},
     {kDeleteKeys,
      "DELETE FROM {s}.keys k USING (SELECT unnest($1) AS ns, unnest($2) AS "
      "key) AS d WHERE "
@@ -305,6 +309,8 @@ bool BindLocksTogether(const BatchPlan& plan,
     c[12].Uint(r->fence);
     c[13].Int(Micros(r->since));
     c[14].Uint(r->limit);
+    c[15].OptionalInt(Micros(r->hold_until));
+    c[16].Int(static_cast<std::int64_t>(r->lost));
   }
   std::size_t bytes = 0;
   for (int i = 0; i < d.params; ++i) bytes += c[i].bytes();
@@ -333,6 +339,8 @@ void BindLocks(const BatchPlan& plan, std::vector<BoundStatement>& out) {
     b[7].Uint(r->fence);
     b[8].Int(Micros(r->since));
     b[9].Uint(r->limit);
+    b[10].OptionalInt(Micros(r->hold_until));
+    b[11].Int(static_cast<std::int64_t>(r->lost));
     b.EndRow();
   }
   b.Finish();

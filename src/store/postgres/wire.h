@@ -32,7 +32,7 @@ inline constexpr Oid kInt8ArrayOid = 1016;
 // Copyable: numbers live inside, and values() points at the copy asked.
 class Params {
  public:
-  static constexpr int kMax = 16;
+  static constexpr int kMax = 17;  // the lock rows' delete-and-put
 
   Params& Int(std::int64_t v);
   Params& Uint(std::uint64_t v) { return Int(static_cast<std::int64_t>(v)); }

@@ -93,6 +93,14 @@ INSERT INTO meta (name, value) VALUES ('lock_delay_until_us', 0);
 -- neither record nor lease but a write fence is a fenced delete's tombstone.
 ALTER TABLE keys ADD COLUMN write_fence INTEGER NOT NULL DEFAULT 0;
 )sql"},
+    {8, R"sql(
+-- When the server takes the grant back (its hold limit), microseconds since
+-- 1970 UTC; NULL: never.
+ALTER TABLE locks ADD COLUMN hold_until_us INTEGER;
+-- 0: a grant. Else the row is the news that the session lost this lock (1:
+-- its hold limit, 2: broken), kept until the session is told.
+ALTER TABLE locks ADD COLUMN lost INTEGER NOT NULL DEFAULT 0;
+)sql"},
 };
 
 }  // namespace

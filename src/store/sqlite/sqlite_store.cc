@@ -381,8 +381,8 @@ class SqliteStore final : public Store {
                    const std::vector<std::int64_t>& session_ids) {
     auto rows = db_.Prepare(
         "SELECT session, owner, ns, principal, resource, mode, count, fence, "
-        "since_us, semaphore_limit FROM locks ORDER BY session, owner, ns, "
-        "principal, resource");
+        "since_us, semaphore_limit, hold_until_us, lost FROM locks ORDER BY "
+        "session, owner, ns, principal, resource");
     if (!rows) return rows.error();
     auto session = session_ids.begin();
     int rc;
@@ -392,6 +392,7 @@ class SqliteStore final : public Store {
       const std::int64_t mode = rows->ColumnInt(5);
       const std::int64_t count = rows->ColumnInt(6);
       const std::int64_t limit = rows->ColumnInt(9);
+      const std::int64_t lost = rows->ColumnInt(11);
       LockRow row;
       row.session = static_cast<SessionId>(id);
       row.ns = rows->ColumnText(2);
@@ -400,7 +401,7 @@ class SqliteStore final : public Store {
       while (session != session_ids.end() && *session < id) ++session;
       const bool has_session = session != session_ids.end() && *session == id;
       const std::string_view why =
-          LockRowProblem(has_session, owner, mode, count, limit);
+          LockRowProblem(has_session, owner, mode, count, limit, lost);
       if (!why.empty()) {  // named only when refused: there may be millions
         return Refuse(path_, LockRowName(id, owner, row) + " " +
                                  std::string(why) +
@@ -412,6 +413,10 @@ class SqliteStore final : public Store {
       row.limit = static_cast<std::uint32_t>(limit);
       row.fence = static_cast<Fence>(rows->ColumnInt(7));
       row.since = FromMicros(rows->ColumnInt(8));
+      if (!rows->ColumnIsNull(10)) {
+        row.hold_until = FromMicros(rows->ColumnInt(10));
+      }
+      row.lost = static_cast<LostReason>(lost);
       if (Status st = on_lock(std::move(row)); !st.ok()) return st;
     }
     if (rc != SQLITE_DONE) return Corrupt("reading locks");
@@ -521,8 +526,9 @@ class SqliteStore final : public Store {
         {&delete_session_locks_, "DELETE FROM locks WHERE session = ?1"},
         {&put_lock_,
          "INSERT OR REPLACE INTO locks (session, owner, ns, principal, "
-         "resource, mode, count, fence, since_us, semaphore_limit) VALUES "
-         "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"},
+         "resource, mode, count, fence, since_us, semaphore_limit, "
+         "hold_until_us, lost) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
+         "?10, ?11, ?12)"},
         {&delete_lock_,
          "DELETE FROM locks WHERE session = ?1 AND owner = ?2 AND ns = ?3 AND "
          "principal = ?4 AND resource = ?5"},
@@ -642,6 +648,8 @@ class SqliteStore final : public Store {
     put_lock_.BindInt(8, static_cast<std::int64_t>(r.fence));
     put_lock_.BindInt(9, ToMicros(r.since));
     put_lock_.BindInt(10, r.limit);
+    BindTime(put_lock_, 11, r.hold_until);
+    put_lock_.BindInt(12, static_cast<std::int64_t>(r.lost));
     return Run(put_lock_);
   }
 

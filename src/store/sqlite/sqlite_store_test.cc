@@ -445,5 +445,52 @@ PRAGMA user_version = 6;
   EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), SqliteSchemaVersion());
 }
 
+// Version 8 gave lock rows a hold limit and news of a loss: a version-7
+// file's lock rows come back as grants without a limit, and a row with
+// both can be written beside them.
+TEST(SqliteStore, MigratesAVersion7File) {
+  testing::TempDir dir;
+  const std::string path = dir.File("v7.db");
+  std::string sql;
+  for (const sqlite::Migration& m : sqlite::Migrations()) {
+    if (m.version <= 7) sql += m.sql;
+  }
+  RawExec(path, sql + R"sql(
+INSERT INTO sessions VALUES (5, 'old', '', 30000, 0, 7, 0, NULL, 0);
+INSERT INTO locks VALUES (5, 1, 'app', 'public', 'job', 7, 2, 9, 7, 0);
+PRAGMA application_id = 1280526404;
+PRAGMA user_version = 7;
+)sql");
+  {
+    auto store = OpenSqliteStore(path);
+    ASSERT_TRUE(store.has_value()) << store.error().ToString();
+    JournalEntry news;
+    news.kind = JournalEntry::Kind::kPutLock;
+    news.lock.session = 5;
+    news.lock.owner = LockOwner::kSession;
+    news.lock.ns = "app";
+    news.lock.principal = "public";
+    news.lock.resource = "gone";
+    news.lock.since = Time(std::chrono::microseconds(11));
+    news.lock.lost = LostReason::kBroken;
+    JournalEntry limited = news;
+    limited.lock.resource = "kept";
+    limited.lock.mode = LockMode::kShared;
+    limited.lock.count = 1;
+    limited.lock.lost = LostReason::kNone;
+    limited.lock.hold_until = Time(std::chrono::microseconds(99));
+    ASSERT_TRUE((*store)->Append({news, limited}).ok());
+    auto state = (*store)->LoadAll();
+    ASSERT_TRUE(state.has_value()) << state.error().ToString();
+    ASSERT_EQ(state->locks.size(), 3u);
+    EXPECT_EQ(state->locks[0], news.lock);
+    EXPECT_EQ(state->locks[1].resource, "job");
+    EXPECT_EQ(state->locks[1].hold_until, std::nullopt);
+    EXPECT_EQ(state->locks[1].lost, LostReason::kNone);
+    EXPECT_EQ(state->locks[2], limited.lock);
+  }
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), SqliteSchemaVersion());
+}
+
 }  // namespace
 }  // namespace leasehold
