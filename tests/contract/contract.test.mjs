@@ -210,6 +210,41 @@ describe("docs/openapi.yaml against a real server", () => {
     await open.call("DELETE", `/v1/sessions/${b}`, { expect: 204 });
   });
 
+  test("hold limits and breaks: one lock read, a limit passed, a break, the news in a keepalive", async () => {
+    const a = await openSession("Asha");
+    const b = await openSession("Ravi");
+    const granted = await open.call("POST", "/v1/applocks/app/acquire", { expect: 200,
+      body: { session: a, resource: "held", mode: "Exclusive", owner: "Session", max_hold_ms: 300 } });
+    const one = await open.call("GET", "/v1/applocks/app/held", { expect: 200 });
+    assert.equal(one.json.granted[0].fence, granted.json.fence);
+    assert.notEqual(one.json.granted[0].hold_until, null);
+    assert.equal(errorCode(await open.call("GET", "/v1/applocks/app/nothing", { expect: 404 })), "not_found");
+    await open.call("POST", "/v1/applocks/app/acquire", { expect: 400,
+      body: { session: a, resource: "x", mode: "Exclusive", max_hold_ms: "soon" } });
+    await until(async () => (await open.call("POST", `/v1/sessions/${a}/keepalive`, { expect: 200 })).json.lost
+      .some((l) => l.resource === "held" && l.reason === "expired"), "the hold limit to pass");
+
+    await open.call("POST", "/v1/applocks/app/acquire", { expect: 200,
+      body: { session: b, resource: "job", mode: "Shared", owner: "Session" } });
+    const broken = await open.call("POST", "/v1/applocks/app/break", { expect: 200,
+      body: { session: b, resource: "job" } });
+    assert.deepEqual(broken.json.taken.map((t) => t.mode), ["Shared"]);
+    assert.equal(errorCode(await open.call("POST", "/v1/applocks/app/break",
+      { body: { session: b, resource: "job" }, expect: 409 })), "not_held");
+    await open.call("POST", "/v1/applocks/app/break", { body: { resource: "job" }, expect: 400 });
+    await open.call("POST", "/v1/semaphores/app/lanes/acquire", { expect: 200,
+      body: { session: b, owner: "Session", limit: 2, permits: 2 } });
+    const permits = await open.call("POST", "/v1/semaphores/app/lanes/break", { expect: 200, body: { session: b } });
+    assert.equal(permits.json.taken[0].permits, 2);
+    assert.equal(errorCode(await open.call("POST", "/v1/semaphores/app/lanes/break",
+      { body: { session: "999999" }, expect: 404 })), "session_not_found");
+    const told = await open.call("POST", `/v1/sessions/${b}/keepalive`, { expect: 200 });
+    assert.deepEqual(told.json.lost.map((l) => [l.kind, l.reason]), [["applock", "broken"], ["semaphore", "broken"]]);
+    assert.deepEqual((await open.call("POST", `/v1/sessions/${b}/keepalive`, { expect: 200 })).json.lost, []);
+    await open.call("DELETE", `/v1/sessions/${a}`, { expect: 204 });
+    await open.call("DELETE", `/v1/sessions/${b}`, { expect: 204 });
+  });
+
   test("semaphores: grants, a wait, a deadlock with a lock, refusals and release", async () => {
     const a = await openSession("Asha");
     const b = await openSession("Ravi");
