@@ -115,11 +115,25 @@ struct SessionInfo {
   std::optional<std::int64_t> transaction;  // open transaction id
 };
 
+// A lock, or a semaphore's permits, that the server took back from a
+// session while it lived on (docs/api.md, "Hold limits and breaks").
+struct LostHold {
+  std::string ns, principal;
+  std::string resource;  // a semaphore's name
+  std::string kind;      // "applock" or "semaphore"
+  std::string owner;     // "Session" or "Transaction"
+  std::string reason;    // "expired" (its hold limit) or "broken"
+  std::string at;        // RFC 3339
+};
+
 struct KeepaliveAnswer {
   std::string expires_at;  // RFC 3339
   // The server restarted and this session's locks in namespaces that keep
   // them in memory are gone (said once; docs/api.md, "Sessions").
   bool locks_lost = false;
+  // What the session lost to hold limits and breaks since it was last told,
+  // oldest first (said once).
+  std::vector<LostHold> lost;
 };
 
 struct AcquireOptions {
@@ -127,6 +141,10 @@ struct AcquireOptions {
   std::string owner = "Session";   // or "Transaction"
   Milliseconds timeout{-1};        // -1 waits forever, 0 never waits
   std::string principal = "public";
+  // The longest the server lets it be held before taking it back; 0: the
+  // namespace's limit (none unless configured). More than the namespace's
+  // is Error "bad_request".
+  Milliseconds max_hold{0};
 };
 
 // sp_getapplock's return value: 0 granted, 1 granted after waiting,
@@ -149,6 +167,7 @@ struct AcquireAllOptions {
   std::string owner = "Session";  // or "Transaction"
   Milliseconds timeout{-1};       // one budget for the whole call
   std::string principal = "public";
+  Milliseconds max_hold{0};  // each lock's, as AcquireOptions::max_hold
 };
 
 struct GrantedLock {
@@ -173,6 +192,7 @@ struct LockHolder {
   std::string session, session_name, owner, mode, since;
   std::int64_t count = 0;
   std::uint64_t fence = 0;
+  std::string hold_until;  // RFC 3339; "" without a hold limit
 };
 struct LockWaiter {
   std::string session, session_name, owner, mode, since, deadline;
@@ -196,6 +216,7 @@ struct SemaphoreOptions {
   std::string owner = "Session";  // or "Transaction"
   Milliseconds timeout{-1};       // -1 waits forever, 0 never waits
   std::string principal = "public";
+  Milliseconds max_hold{0};  // as AcquireOptions::max_hold
 };
 
 // As AcquireOutcome, for a semaphore.
@@ -212,6 +233,7 @@ struct SemaphoreHolder {
   std::string session, session_name, owner, since;
   std::int64_t permits = 0;
   std::uint64_t fence = 0;
+  std::string hold_until;  // RFC 3339; "" without a hold limit
 };
 struct SemaphoreWaiter {
   std::string session, session_name, owner, since, deadline;
@@ -562,10 +584,16 @@ class Client {
   // its host gone), when its ttl is a few leases long.
   // `on_locks_lost` is called once if a keepalive says the server restarted
   // and the session's locks in namespaces that keep them in memory are gone
-  // (its durable locks are still held).
-  Result<Session> StartSession(std::string_view name, Milliseconds ttl,
-                               std::function<void(const Error&)> on_lost = {},
-                               std::function<void()> on_locks_lost = {});
+  // (its durable locks are still held). `on_hold_lost` is called, from the
+  // keepalive thread, for each lock or semaphore's permits the server took
+  // back (a hold limit, a break) while the session lives on; the guards
+  // holding it report held() false from then on, and their Release is
+  // Error "lost" without a request (the session may hold the name again).
+  Result<Session> StartSession(
+      std::string_view name, Milliseconds ttl,
+      std::function<void(const Error&)> on_lost = {},
+      std::function<void()> on_locks_lost = {},
+      std::function<void(const LostHold&)> on_hold_lost = {});
 
   // A checkout renewed in the background at a third of its TTL (each
   // renewal given up as a keepalive is) and checked in when the guard is
@@ -669,9 +697,11 @@ class LockGuard {
 
   std::uint64_t fence() const;
   bool waited() const;  // granted with result 1
-  // False once released or once the session was lost.
+  // False once released, once the session was lost, or once the server took
+  // the lock back (a hold limit, a break; see StartSession's on_hold_lost).
   bool held() const;
-  // Error "not_held" if already released, "lost" if the session was lost.
+  // Error "not_held" if already released, "lost" if the session or the lock
+  // was lost.
   Result<void> Release();
 
  private:
@@ -695,10 +725,11 @@ class SemaphoreGuard {
   // through other guards).
   std::int64_t permits() const;
   bool waited() const;  // granted with result 1
-  // False once released or once the session was lost.
+  // False once released, once the session was lost, or once the server took
+  // the permits back (a hold limit, a break).
   bool held() const;
   // Gives this guard's permits back. Error "not_held" if already released,
-  // "lost" if the session was lost.
+  // "lost" if the session or the permits were lost.
   Result<void> Release();
 
  private:

@@ -33,6 +33,10 @@ class AnswerReader {
   const boost::json::array& Array(std::string_view key);
 
   bool ok() const { return problem_.empty(); }
+  // Takes the first problem of a reader of one of this answer's parts.
+  void Adopt(const AnswerReader& part) {
+    if (problem_.empty()) problem_ = part.problem_;
+  }
   // `value` if every required field was there, else "bad_response".
   template <typename T>
   Result<T> Finish(T value) const {

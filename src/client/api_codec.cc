@@ -196,6 +196,10 @@ class Body {
   Body& Int(std::string_view key, std::int64_t value) {
     return Raw(key, std::to_string(value));
   }
+  // An optional number left out at 0 (the server's default).
+  Body& IntIfPositive(std::string_view key, std::int64_t value) {
+    return value > 0 ? Int(key, value) : *this;
+  }
   // `json_text` as the value, as it is.
   Body& Raw(std::string_view key, std::string_view json_text) {
     Key(key);
@@ -234,6 +238,7 @@ std::string AcquireBody(std::string_view session, std::string_view resource,
       .Str(wire::kOwner, options.owner)
       .Int(wire::kTimeoutMs, options.timeout.count())
       .Str(wire::kPrincipal, options.principal)
+      .IntIfPositive(wire::kMaxHoldMs, options.max_hold.count())
       .Done();
 }
 
@@ -263,6 +268,7 @@ std::string AcquireAllBody(std::string_view session,
       .Str(wire::kOwner, options.owner)
       .Int(wire::kTimeoutMs, options.timeout.count())
       .Str(wire::kPrincipal, options.principal)
+      .IntIfPositive(wire::kMaxHoldMs, options.max_hold.count())
       .Done();
 }
 
@@ -275,6 +281,7 @@ std::string SemaphoreAcquireBody(std::string_view session,
       .Str(wire::kOwner, options.owner)
       .Int(wire::kTimeoutMs, options.timeout.count())
       .Str(wire::kPrincipal, options.principal)
+      .IntIfPositive(wire::kMaxHoldMs, options.max_hold.count())
       .Done();
 }
 
@@ -423,6 +430,21 @@ Result<KeepaliveAnswer> ParseKeepaliveAnswer(const json::value& answer) {
     KeepaliveAnswer out;
     out.expires_at = r.String(wire::kExpiresAt);
     out.locks_lost = r.BoolOr(wire::kLocksLost, false);
+    if (r.Find(wire::kLost) != nullptr) {
+      for (const json::value& v : r.Array(wire::kLost)) {
+        AnswerReader l(v, "keepalive's lost");
+        LostHold h;
+        h.ns = l.String(wire::kNs);
+        h.principal = l.String(wire::kPrincipal);
+        h.resource = l.String(wire::kResource);
+        h.kind = l.String(wire::kKind);
+        h.owner = l.String(wire::kOwner);
+        h.reason = l.String(wire::kReason);
+        h.at = l.String(wire::kAt);
+        r.Adopt(l);
+        out.lost.push_back(std::move(h));
+      }
+    }
     return out;
   });
 }
@@ -487,6 +509,7 @@ Result<Holder> HolderFrom(const json::value& v, std::string_view what) {
   ReadHeld(r, h);
   h.since = r.OptionalString(wire::kSince).value_or("");
   h.fence = r.UintOr(wire::kFence, 0);
+  h.hold_until = r.OptionalString(wire::kHoldUntil).value_or("");
   return r.Finish(std::move(h));
 }
 

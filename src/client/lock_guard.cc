@@ -6,27 +6,25 @@ namespace leasehold::client {
 
 class LockGuard::Impl {
  public:
-  std::shared_ptr<Session::Impl> session;
+  Impl(std::shared_ptr<Session::Impl> s, std::string n, std::string r,
+       std::string p)
+      : name(std::move(s), n, p, r),
+        ns(std::move(n)),
+        resource(std::move(r)),
+        principal(std::move(p)) {}
+
+  Session::Impl::Guarded name;
   std::string ns, resource, principal;
   std::uint64_t fence = 0;
   bool waited = false;
-  bool released = false;
 
-  bool held() const {
-    return !released && !session->lost() && !session->ended();
-  }
+  bool held() const { return name.held(); }
   Result<void> Release() {
-    if (released) {
-      return std::unexpected(Error{"not_held", "already released", 0});
+    if (auto refused = name.Let("lock " + resource)) {
+      return std::unexpected(std::move(*refused));
     }
-    released = true;
-    session->GuardLet(Session::Impl::LockKey(ns, principal, resource));
-    if (session->lost()) {
-      return std::unexpected(Error{
-          "lost", "session " + session->id + " was lost with its locks", 0});
-    }
-    return session->client.Release(ns, session->id, resource, "Session",
-                                   principal);
+    return name.session->client.Release(ns, name.session->id, resource,
+                                        "Session", principal);
   }
 };
 
@@ -63,14 +61,10 @@ Result<LockGuard> Session::Lock(std::string ns, std::string resource,
     return std::unexpected(
         Error{r->status, std::move(message), 409, std::move(r->deadlock)});
   }
-  auto impl = std::make_unique<LockGuard::Impl>();
-  impl->session = impl_;
-  impl->ns = std::move(ns);
-  impl->resource = std::move(resource);
-  impl->principal = options.principal;
+  auto impl = std::make_unique<LockGuard::Impl>(
+      impl_, std::move(ns), std::move(resource), options.principal);
   impl->fence = r->fence;
   impl->waited = r->result == 1;
-  impl_->GuardTook(std::move(key));
   return LockGuard(std::move(impl));
 }
 

@@ -7,28 +7,26 @@ namespace leasehold::client {
 
 class SemaphoreGuard::Impl {
  public:
-  std::shared_ptr<Session::Impl> session;
+  Impl(std::shared_ptr<Session::Impl> s, std::string n, std::string m,
+       std::string p)
+      : guarded(std::move(s), n, p, m),
+        ns(std::move(n)),
+        name(std::move(m)),
+        principal(std::move(p)) {}
+
+  Session::Impl::Guarded guarded;
   std::string ns, name, principal;
   std::uint64_t fence = 0;
   std::int64_t permits = 0;
   bool waited = false;
-  bool released = false;
 
-  bool held() const {
-    return !released && !session->lost() && !session->ended();
-  }
+  bool held() const { return guarded.held(); }
   Result<void> Release() {
-    if (released) {
-      return std::unexpected(Error{"not_held", "already released", 0});
+    if (auto refused = guarded.Let("permits of " + name)) {
+      return std::unexpected(std::move(*refused));
     }
-    released = true;
-    session->GuardLet(Session::Impl::LockKey(ns, principal, name));
-    if (session->lost()) {
-      return std::unexpected(Error{
-          "lost", "session " + session->id + " was lost with its permits", 0});
-    }
-    auto left = session->client.ReleaseSemaphore(ns, session->id, name,
-                                                 "Session", permits, principal);
+    auto left = guarded.session->client.ReleaseSemaphore(
+        ns, guarded.session->id, name, "Session", permits, principal);
     if (!left) return std::unexpected(left.error());
     return {};
   }
@@ -62,15 +60,11 @@ Result<SemaphoreGuard> Session::Permits(std::string ns, std::string name,
     return std::unexpected(
         Error{r->status, std::move(message), 409, std::move(r->deadlock)});
   }
-  auto impl = std::make_unique<SemaphoreGuard::Impl>();
-  impl->session = impl_;
-  impl->ns = std::move(ns);
-  impl->name = std::move(name);
-  impl->principal = options.principal;
+  auto impl = std::make_unique<SemaphoreGuard::Impl>(
+      impl_, std::move(ns), std::move(name), options.principal);
   impl->fence = r->fence;
   impl->permits = options.permits;
   impl->waited = r->result == 1;
-  impl_->GuardTook(std::move(key));
   return SemaphoreGuard(std::move(impl));
 }
 

@@ -8,13 +8,15 @@ namespace leasehold::client {
 
 Session::Impl::Impl(Client c, SessionInfo info,
                     std::function<void(const Error&)> on_lost,
-                    std::function<void()> on_locks_lost)
+                    std::function<void()> on_locks_lost,
+                    std::function<void(const LostHold&)> on_hold_lost)
     : client(std::move(c)),
       id(std::move(info.id)),
       name(std::move(info.name)),
       ttl(info.ttl),
       on_lost_(std::move(on_lost)),
-      on_locks_lost_(std::move(on_locks_lost)) {}
+      on_locks_lost_(std::move(on_locks_lost)),
+      on_hold_lost_(std::move(on_hold_lost)) {}
 
 Session::Impl::~Impl() {
   if (ticker_) ticker_->Stop();
@@ -31,6 +33,16 @@ void Session::Impl::StartKeepalive() {
 bool Session::Impl::KeepaliveTick() {
   auto r = client.KeepaliveWithin(id, keepalive_wait_);
   if (r && r->locks_lost && on_locks_lost_) on_locks_lost_();
+  if (r) {
+    for (const LostHold& h : r->lost) {
+      // Guards are Session-owned; a Transaction-owned loss is the caller's.
+      if (h.owner == "Session") {
+        std::lock_guard lock(guards_mu_);
+        ++losses_[LockKey(h.ns, h.principal, h.resource)];
+      }
+      if (on_hold_lost_) on_hold_lost_(h);
+    }
+  }
   if (r || r.error().code != "session_not_found") {
     return true;  // alive, or a transient failure: try again next period
   }
@@ -52,13 +64,16 @@ Result<void> Session::Impl::End() {
   return client.EndSession(id);
 }
 
-Result<Session> Client::StartSession(std::string_view name, Milliseconds ttl,
-                                     std::function<void(const Error&)> on_lost,
-                                     std::function<void()> on_locks_lost) {
+Result<Session> Client::StartSession(
+    std::string_view name, Milliseconds ttl,
+    std::function<void(const Error&)> on_lost,
+    std::function<void()> on_locks_lost,
+    std::function<void(const LostHold&)> on_hold_lost) {
   auto info = OpenSession(name, ttl);
   if (!info) return std::unexpected(info.error());
   auto impl = std::make_shared<Session::Impl>(
-      *this, std::move(*info), std::move(on_lost), std::move(on_locks_lost));
+      *this, std::move(*info), std::move(on_lost), std::move(on_locks_lost),
+      std::move(on_hold_lost));
   impl->StartKeepalive();
   return Session(std::move(impl));
 }
