@@ -224,10 +224,10 @@
     });
   }
 
-  async function adminAction(title, text, verb, method, path) {
+  async function adminAction(title, text, verb, method, path, body) {
     if (!(await confirmAction(title, text, verb))) return;
     try {
-      await api(method, path);
+      await api(method, path, body);
     } catch (e) {
       flash(`${verb} failed: ${e.message}`);
     }
@@ -611,11 +611,30 @@
 
   // ---- Application locks ------------------------------------------------------
 
-  function holderItem(g) {
+  // A holder's hold limit (docs/api.md, "Hold limits and breaks"), and the
+  // administrator's break of what its session holds on `path`'s name.
+  function holdNotes(h, what, path, body) {
+    const who = h.session_name || `session ${h.session}`;
+    return [
+      h.hold_until ? el("span", { class: "muted" }, " · taken back in ",
+        el("span", { dataset: { expires: h.hold_until } }, formatLeft(Date.parse(h.hold_until) - serverNow())))
+        : null,
+      isAdmin() ? el("button", {
+        type: "button", class: "danger small",
+        onclick: () => adminAction(`Break ${who}'s hold?`,
+          `Breaking takes ${what} back from ${who}; its session goes on and is told at its next keepalive.`,
+          "Break", "POST", path, { session: h.session, ...body }),
+      }, "Break", el("span", { class: "sr-only" }, ` ${who}'s hold`)) : null,
+    ];
+  }
+
+  function holderItem(g, ns, l) {
     return el("li", {},
       el("strong", {}, g.session_name || `session ${g.session}`), " ",
       el("span", { class: "mode" }, g.mode), ` · ${g.owner} · ×${g.count}`,
-      el("span", { class: "muted" }, ` · since ${clockTime(g.since)} (${formatAgo(g.since)})`));
+      el("span", { class: "muted" }, ` · since ${clockTime(g.since)} (${formatAgo(g.since)})`),
+      ...holdNotes(g, `its lock on ${l.resource}`, `/v1/applocks/${enc(ns)}/break`,
+        { resource: l.resource, principal: l.principal }));
   }
 
   function waiterItem(w) {
@@ -644,7 +663,7 @@
             el("th", { scope: "row", "data-label": "Resource" }, el("code", {}, l.resource),
               l.principal !== "public" ? el("span", { class: "muted" }, ` (${l.principal})`) : null),
             td("Held by", l.granted.length
-              ? el("ul", { class: "plain" }, l.granted.map(holderItem))
+              ? el("ul", { class: "plain" }, l.granted.map((g) => holderItem(g, ns, l)))
               : el("span", { class: "muted" }, "nobody")),
             td("Waiting, in order", l.waiting.length || l.lock_delay_until
               ? [lockDelayNote(l.lock_delay_until),
@@ -693,12 +712,14 @@
     return bar;
   }
 
-  function permitHolderItem(h, i) {
+  function permitHolderItem(h, i, ns, s) {
     return el("li", {},
       el("span", { class: `swatch h${i % 4}`, "aria-hidden": "true" }), " ",
       el("strong", {}, h.session_name || `session ${h.session}`), ` · ${h.permits} permit` +
         (h.permits === 1 ? "" : "s") + ` · ${h.owner}`,
-      el("span", { class: "muted" }, ` · since ${clockTime(h.since)} (${formatAgo(h.since)})`));
+      el("span", { class: "muted" }, ` · since ${clockTime(h.since)} (${formatAgo(h.since)})`),
+      ...holdNotes(h, `its permits of ${s.name}`, `/v1/semaphores/${enc(ns)}/${enc(s.name)}/break`,
+        { principal: s.principal }));
   }
 
   function permitWaiterItem(w) {
@@ -727,7 +748,7 @@
             el("th", { scope: "row", "data-label": "Semaphore" }, el("code", {}, s.name),
               s.principal !== "public" ? el("span", { class: "muted" }, ` (${s.principal})`) : null,
               el("div", { class: "muted" }, `${s.held} of ${s.limit} held`)),
-            td("Permits", permitBar(s), el("ul", { class: "plain" }, s.holders.map(permitHolderItem))),
+            td("Permits", permitBar(s), el("ul", { class: "plain" }, s.holders.map((h, i) => permitHolderItem(h, i, ns, s)))),
             td("Waiting, in order", s.waiting.length || s.lock_delay_until
               ? [lockDelayNote(s.lock_delay_until, s.lock_delay_permits),
                 s.waiting.length ? el("ol", { class: "queue" }, s.waiting.map(permitWaiterItem)) : null]

@@ -232,6 +232,13 @@ std::string Metrics::Render(const EngineStats& engine, std::size_t parked,
     Metric(out, name, "counter", help);
     out << name << " " << v << "\n";
   };
+  Metric(out, "leasehold_holds_taken_back_total", "counter",
+         "Locks and semaphore permits the server took back from a living "
+         "session: at a hold limit (expired) or by a break (broken).");
+  out << "leasehold_holds_taken_back_total{reason=\"expired\"} "
+      << engine.holds_expired << "\n"
+      << "leasehold_holds_taken_back_total{reason=\"broken\"} "
+      << engine.holds_broken << "\n";
   gauge("leasehold_locks_held", "Granted application-lock entries.",
         static_cast<double>(engine.granted_locks));
   gauge("leasehold_lock_waiters", "Parked lock requests.",

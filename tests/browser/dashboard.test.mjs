@@ -344,6 +344,23 @@ describe("the dashboard with tokens", () => {
     const gone = await secured.call("POST", `/v1/sessions/${opened.json.id}/keepalive`, null, adminToken);
     assert.equal(gone.status, 404);
   });
+
+  test("a holder's hold limit counts down, and an administrator breaks its lock", async () => {
+    const opened = await secured.call("POST", "/v1/sessions", { name: "Lena", ttl_ms: 60000 }, adminToken);
+    assert.equal(opened.status, 201);
+    const id = opened.json.id;
+    const took = await secured.call("POST", "/v1/applocks/jobs/acquire", { session: id, resource: "nightly",
+      mode: "Exclusive", owner: "Session", max_hold_ms: 600000 }, adminToken);
+    assert.equal(took.status, 200);
+    const row = tab.locator("#applocks-body tr[data-resource='nightly']");
+    await row.filter({ hasText: "Lena" }).filter({ hasText: "taken back in" }).waitFor({ timeout: 3000 });
+    await row.locator("button", { hasText: "Break" }).click();
+    await tab.locator("#confirm[open]").filter({ hasText: "Break Lena's hold?" }).waitFor({ timeout: 1000 });
+    await tab.locator("#confirm-ok").click();
+    await row.waitFor({ state: "detached", timeout: 3000 });
+    const told = await secured.call("POST", `/v1/sessions/${id}/keepalive`, null, adminToken);
+    assert.deepEqual(told.json.lost.map((l) => [l.resource, l.reason]), [["nightly", "broken"]]);
+  });
 });
 
 // This machine's wall clock stepped an hour each way under an open page

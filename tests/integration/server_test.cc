@@ -406,6 +406,10 @@ TEST_F(ServerTest, MetricsCountResultsWaitsAndState) {
   EXPECT_GE(Sample(t, "leasehold_wait_seconds_sum"), 0.04);
   EXPECT_EQ(Sample(t, "leasehold_locks_held"), 1);
   EXPECT_EQ(Sample(t, "leasehold_sessions_open"), 2);
+  EXPECT_EQ(Sample(t, R"(leasehold_holds_taken_back_total{reason="expired"})"),
+            0);
+  EXPECT_EQ(Sample(t, R"(leasehold_holds_taken_back_total{reason="broken"})"),
+            0);
   EXPECT_EQ(Sample(t, "leasehold_transactions_open"), 1);
   EXPECT_GT(Sample(t, "leasehold_oldest_transaction_age_seconds"), 0);
   EXPECT_EQ(Sample(t, "leasehold_checkouts_active"), 1);
