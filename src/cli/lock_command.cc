@@ -33,6 +33,7 @@ struct LockFlags {
   std::int64_t permits = 0;  // of the semaphore; 0: not given (1, or all)
   bool semaphore = false;    // unlock --semaphore
   std::string timeout = "-1";
+  std::string max_hold = "0";  // 0: the namespace's hold limit
   std::string session;
   std::string session_name;
   std::string ttl = "60s";
@@ -65,6 +66,7 @@ client::AcquireAllOptions AllOptions(const LockFlags& f) {
   client::AcquireAllOptions o;
   o.timeout = *ParseDuration(f.timeout);
   o.principal = f.principal;
+  o.max_hold = *ParseDuration(f.max_hold);
   return o;
 }
 
@@ -127,6 +129,7 @@ client::SemaphoreOptions PermitOptions(const LockFlags& f) {
   o.limit = f.limit;
   o.permits = f.permits > 0 ? f.permits : 1;
   o.timeout = *ParseDuration(f.timeout);
+  o.max_hold = *ParseDuration(f.max_hold);
   o.principal = f.principal;
   return o;
 }
@@ -169,7 +172,12 @@ int RunLocked(const LockFlags& f, client::Client& c) {
       f.session_name, *ParseDuration(f.ttl),
       [on_loss](const client::Error& e) { on_loss(e.code + ": " + e.message); },
       // The namespace keeps its locks in memory and the server restarted.
-      [on_loss] { on_loss("locks_lost: the server restarted"); });
+      [on_loss] { on_loss("locks_lost: the server restarted"); },
+      // The server took it back: its hold limit passed, or it was broken.
+      [on_loss](const client::LostHold& h) {
+        on_loss(h.reason == "broken" ? "broken by an administrator"
+                                     : "expired: its hold limit passed");
+      });
   if (!session) return ReportError(session.error(), f.client);
   if (!f.more_names.empty()) return RunAllLocked(f, c, *session, lost);
   if (f.limit > 0) return RunWithPermits(f, *session, lost);
@@ -177,6 +185,7 @@ int RunLocked(const LockFlags& f, client::Client& c) {
   options.mode = f.mode;
   options.timeout = *ParseDuration(f.timeout);
   options.principal = f.principal;
+  options.max_hold = *ParseDuration(f.max_hold);
   auto guard = session->Lock(f.client.ns, f.name, options);
   if (!guard) {
     if (!IsRefusal(guard.error())) return ReportError(guard.error(), f.client);
@@ -276,6 +285,7 @@ int LockAndLeave(const LockFlags& f, client::Client& c) {
   options.mode = f.mode;
   options.timeout = *ParseDuration(f.timeout);
   options.principal = f.principal;
+  options.max_hold = *ParseDuration(f.max_hold);
   auto r = c.Acquire(f.client.ns, session, f.name, options);
   if (!r || !r->granted()) {
     if (opened) c.EndSession(session);
@@ -301,6 +311,9 @@ int LockAndLeave(const LockFlags& f, client::Client& c) {
 
 // The combinations of flags `lock` refuses, or "" when they make sense.
 std::string MisusedFlags(const LockFlags& f) {
+  if (ParseDuration(f.max_hold)->count() < 0) {
+    return "--max-hold must be 0 (the namespace's limit) or a duration";
+  }
   if (!f.command.empty() && !f.session.empty()) {
     return "--session cannot be used with a COMMAND";
   }
@@ -403,6 +416,11 @@ void AddLockCommands(CLI::App& app, int& code) {
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1'000'000}));
   lock->add_option("--timeout", f->timeout,
                    "longest wait: -1 forever, 0 never wait, or a duration")
+      ->check(DurationValidator())
+      ->capture_default_str();
+  lock->add_option("--max-hold", f->max_hold,
+                   "longest hold before the server takes it back (0: the "
+                   "namespace's max_hold_ms); with COMMAND, its loss")
       ->check(DurationValidator())
       ->capture_default_str();
   lock->add_option("--session", f->session,

@@ -367,6 +367,19 @@ TEST_F(CliTest, ALockLostWhileTheCommandRunsStopsItAndExits4) {
   EXPECT_NE(Stderr().find("lost the lock on job"), std::string::npos);
 }
 
+TEST_F(CliTest, ALockPastItsHoldLimitStopsTheCommandAndExits4) {
+  const auto start = std::chrono::steady_clock::now();
+  const CommandRun run = Leasehold(
+      "lock nightly --ns app --ttl 600ms --max-hold 300ms -- sleep 30");
+  EXPECT_EQ(run.code, 4) << Stderr();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20))
+      << "the command was not stopped";
+  EXPECT_NE(Stderr().find("expired: its hold limit passed"), std::string::npos)
+      << Stderr();
+  EXPECT_EQ(Leasehold("lock x --ns app --max-hold -1 -- true").code, 2)
+      << Stderr();
+}
+
 TEST_F(CliTest, LockWithoutCommandStaysWithTheSessionUntilUnlock) {
   auto locked = Leasehold("lock job:1 --ns app --ttl 60s --json");
   ASSERT_EQ(locked.code, 0) << Stderr();
