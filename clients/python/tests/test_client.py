@@ -9,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from conftest import Contract, Server, hooked
 
@@ -134,6 +135,27 @@ def test_session_lost_on_admin_delete(client: leasehold.Client) -> None:
     assert s.lost.wait(3) and lk.lost.is_set()
     with pytest.raises(leasehold.SessionLost):
         s.lock("app", "other")
+    s.close()
+
+
+def test_a_broken_lock_is_lost_and_its_release_sends_nothing(
+    client: leasehold.Client, server: Server
+) -> None:
+    s = client.session("worker", ttl=1.5)
+    lk = s.lock("app", "job")
+    slot = s.semaphore("app", "lanes", limit=2)
+    with httpx.Client(base_url=server.url) as http:
+        r = http.post("/v1/applocks/app/break", json={"session": s.id, "resource": "job"})
+        assert r.status_code == 200, r.text
+        assert r.json()["taken"][0]["owner"] == "Session"
+    assert lk.lost.wait(3) and not slot.lost.is_set() and not s.lost.is_set()
+    again = s.lock("app", "job", timeout=0)  # the session may take it again
+    with pytest.raises(leasehold.Lost):
+        lk.release()
+    holders = next(lock for lock in client.locks("app") if lock["resource"] == "job")["granted"]
+    assert [h["count"] for h in holders] == [1], "the old handle released nothing"
+    again.release()
+    slot.release()
     s.close()
 
 

@@ -360,7 +360,7 @@ class AsyncSession:
         c = self._client
         while not await backend.wait(self._stop, period):
             try:
-                verdict = await c._run(_core.keepalive(c._nodes, c._io, self.id, give_up))
+                verdict, taken = await c._run(_core.keepalive(c._nodes, c._io, self.id, give_up))
             except Exception:  # a closed pool: nothing to keep alive any more
                 return
             if verdict is _core.Verdict.LOST:
@@ -368,6 +368,20 @@ class AsyncSession:
                 return
             if verdict is _core.Verdict.LOCKS_LOST:
                 self.locks_lost.set()
+            if taken:
+                self._mark_taken_back(set(taken))
+
+    def _mark_taken_back(self, keys: set[_core.HeldKey]) -> None:
+        """The server took these back (a hold limit, a break): their handles are lost,
+        and no longer count as held; their release sends nothing."""
+        with self._mutex:
+            handles = [h for h in self._handles if h._key in keys]
+            for h in handles:
+                self._handles.discard(h)
+                self._held.add(h._key, -1)
+                h._taken_back = True
+        for h in handles:
+            h.lost.set()
 
     def _mark_lost(self) -> None:
         with self._mutex:
@@ -517,16 +531,20 @@ class _Handle:
     lost: asyncio.Event
     _key: tuple[str, str, str, str]
     _released: bool
+    _taken_back: bool = False  # by the server: a hold limit, a break
 
     async def _send_release(self) -> None:
         raise NotImplementedError
 
     async def release(self) -> None:
         """Releases it (once; later calls do nothing). Raises what the server answered
-        (SessionLost when the session is gone)."""
+        (SessionLost when the session is gone), or Lost without a request when the
+        server took it back (the session may hold the name again through another)."""
         if self._released:
             return
         self._released = True
+        if self._taken_back:
+            raise _core.make_error(Lost, "lost", f"{self._key[2]} was taken back by the server", 0)
         self.session._unregister(self)
         await self._send_release()
 

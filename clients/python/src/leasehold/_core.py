@@ -691,15 +691,32 @@ def judge_keepalive(error: LeaseholdError | None, doc: Json | None) -> Verdict:
     return Verdict.LOCKS_LOST if doc and doc.get("locks_lost") is True else Verdict.OK
 
 
-def keepalive(nodes: Nodes, io_timeout: float, session: str, give_up: float) -> Plan[Verdict]:
+HeldKey = tuple[str, str, str, str]  # (ns, principal, name, "lock" | "semaphore")
+
+
+def taken_back(doc: Json | None) -> list[HeldKey]:
+    """What a keepalive says the server took back from the session's own handles (a
+    hold limit, a break; docs/api.md, "Hold limits and breaks"): Session-owned only."""
+    out: list[HeldKey] = []
+    for h in (doc or {}).get("lost") or []:
+        if isinstance(h, dict) and h.get("owner") == "Session":
+            kind = "semaphore" if h.get("kind") == "semaphore" else "lock"
+            out.append((str(h["ns"]), str(h["principal"]).lower(), str(h["resource"]), kind))
+    return out
+
+
+def keepalive(
+    nodes: Nodes, io_timeout: float, session: str, give_up: float
+) -> Plan[tuple[Verdict, list[HeldKey]]]:
+    """The keepalive's verdict, and what the server took back since it was last told."""
     req = Request("POST", f"/v1/sessions/{seg(session)}/keepalive", None, Retry.IDEMPOTENT)
     try:
         status, doc = yield from call_json(nodes, req, io_timeout, attempt_timeout=give_up)
         if status != 200:
-            return judge_keepalive(error_from_answer(status, doc), None)
+            return judge_keepalive(error_from_answer(status, doc), None), []
     except LeaseholdError as e:
-        return judge_keepalive(e, None)
-    return judge_keepalive(None, doc)
+        return judge_keepalive(e, None), []
+    return judge_keepalive(None, doc), taken_back(doc)
 
 
 def renewal_give_up(ttl: float) -> float:
