@@ -13,7 +13,7 @@ import {
   seg,
   send,
 } from "./calls.js";
-import { LeaseholdError, SessionLostError, UnreachableError } from "./errors.js";
+import { LeaseholdError, LostError, SessionLostError, UnreachableError } from "./errors.js";
 import { type HandleOwner, type Held, Lock, lockKey, SemaphoreSlot, semaphoreKey } from "./handles.js";
 import { acrossBreaks, samePrincipal } from "./ride_through.js";
 import { Transaction } from "./transaction.js";
@@ -60,6 +60,9 @@ export interface SemaphoreOptions {
  * `signal` is aborted once (reason SessionLostError) and so is every lock
  * and slot taken through it. After a restart of a `"locks":"memory"`
  * namespace, `locksLost` is aborted once: treat the locks taken there as lost.
+ * A lock or slot the server takes back while the session lives on (its hold
+ * limit passed, or an administrator broke it) is aborted within a keepalive
+ * period (reason LostError); its release then sends nothing.
  *
  * Not thread-related: use it from any async code; calls may overlap.
  */
@@ -284,6 +287,24 @@ export class Session implements HandleOwner, AsyncDisposable {
     }
   }
 
+  // The server took a name back from the session (a hold limit, a break): its
+  // handles are lost, and their release sends nothing (the session may hold
+  // the name again through another handle). Transaction-owned losses are the
+  // caller's own to read in the keepalive answer.
+  private takenBack(taken: Schemas["LostHold"]): void {
+    if (taken.owner !== "Session") return;
+    const key =
+      taken.kind === "semaphore"
+        ? semaphoreKey(taken.ns, taken.principal, taken.resource)
+        : lockKey(taken.ns, taken.principal, taken.resource);
+    const reason = new LostError(`${taken.resource} was taken back by the server (${taken.reason})`);
+    for (const handle of [...this.handles]) {
+      if (handle.key !== key) continue;
+      handle.markLost(reason);
+      this.handles.delete(handle);
+    }
+  }
+
   private holds(key: string): boolean {
     for (const handle of this.handles) if (handle.key === key && handle.held) return true;
     return false;
@@ -320,6 +341,7 @@ export class Session implements HandleOwner, AsyncDisposable {
           new LeaseholdError("a restart took the session's memory locks", { code: "locks_lost" }),
         );
       }
+      for (const taken of answer.lost) this.takenBack(taken);
     } catch (error) {
       // session_not_found is the loss; anything else is retried next period.
       this.noticeLoss(error);

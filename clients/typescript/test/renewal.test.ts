@@ -51,3 +51,25 @@ test("a checkout taken over by someone else is lost at its next renewal", async 
   assert.equal((await fx.client.get("docs", "taken")).locked_by, "Ben");
   await ben.checkin();
 });
+
+test("a lock an administrator breaks is lost at the next keepalive; its release sends nothing", async () => {
+  await using s = await fx.client.session("broken-lock", { ttlMs: 1_500 });
+  const lk = await s.lock("app", "breakable");
+  const slot = await s.semaphore("app", "breakable-lanes", { limit: 2 });
+  const broke = await fx.server.api("POST", "/v1/applocks/app/break", { session: s.id, resource: "breakable" });
+  assert.equal(broke.body.taken[0].owner, "Session");
+  const reason = await aborted(lk.signal);
+  assert.ok(reason instanceof LostError);
+  assert.equal(lk.held, false);
+  assert.equal(slot.held, true);
+  assert.equal(s.lost, false);
+  const again = await s.lock("app", "breakable", { timeoutMs: 0 });
+  await assert.rejects(lk.release(), LostError);
+  const listed = (await fx.client.locks("app")).find((l) => l.resource === "breakable");
+  assert.deepEqual(
+    listed.granted.map((g) => g.count),
+    [1],
+  );
+  await again.release();
+  await slot.release();
+});
