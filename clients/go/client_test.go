@@ -267,6 +267,52 @@ func TestSessionEndedByAdministratorIsLost(t *testing.T) {
 	}
 }
 
+func TestABrokenLockIsLostAndItsReleaseSendsNothing(t *testing.T) {
+	srv := startServer(t, "")
+	c := newClient(t, srv)
+	ctx := context.Background()
+	s := session(t, c, "worker", 1500*time.Millisecond)
+	lk, err := s.Lock(ctx, "app", "job", leasehold.Exclusive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slot, err := s.Semaphore(ctx, "app", "lanes", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status, _ := srv.admin("POST", "/v1/applocks/app/break", map[string]any{"session": s.ID(), "resource": "job"}); status != 200 {
+		t.Fatalf("break: %d", status)
+	}
+	select {
+	case <-lk.Lost():
+	case <-time.After(3 * time.Second):
+		t.Fatal("the broken lock's loss was not signalled")
+	}
+	select {
+	case <-slot.Lost():
+		t.Fatal("the slot was not broken")
+	case <-s.Done():
+		t.Fatal("the session was not lost")
+	default:
+	}
+	again, err := s.Lock(ctx, "app", "job", leasehold.Exclusive, leasehold.WithTimeout(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lk.Release(ctx); !errors.Is(err, leasehold.ErrLost) {
+		t.Fatalf("the broken lock's release: %v", err)
+	}
+	if status, doc := srv.admin("GET", "/v1/applocks/app/job", nil); status != 200 {
+		t.Fatalf("the lock taken again was released by the broken handle: %d %v", status, doc)
+	}
+	if err := again.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := slot.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestRenewalKeepsSessionAndCheckoutPastTheirTTL(t *testing.T) {
 	srv := startServer(t, "")
 	c := newClient(t, srv)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -105,20 +106,26 @@ func (s *Session) keepAlive() {
 			return
 		case <-t.C:
 		}
-		switch s.c.keepalive(s.id, renewalGiveUp(s.ttl), s.stop) {
+		v, taken := s.c.keepalive(s.id, renewalGiveUp(s.ttl), s.stop)
+		switch v {
 		case verdictLost:
 			s.markLost()
 			return
 		case verdictLocksLost:
 			s.locksLostOnce.Do(func() { close(s.locksLost) })
 		}
+		if len(taken) > 0 {
+			s.takeBack(taken)
+		}
 		t.Reset(period)
 	}
 }
 
 // keepalive judges one keepalive: only session_not_found loses the session; a
-// network failure is retried at the next period.
-func (c *Client) keepalive(id string, giveUp time.Duration, stop <-chan struct{}) verdict {
+// network failure is retried at the next period. It also answers what the
+// server took back from the session's own handles since it was last told (a
+// hold limit, a break; docs/api.md, "Hold limits and breaks").
+func (c *Client) keepalive(id string, giveUp time.Duration, stop <-chan struct{}) (verdict, map[holdKey]bool) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
@@ -130,21 +137,61 @@ func (c *Client) keepalive(id string, giveUp time.Duration, stop <-chan struct{}
 	}()
 	status, body, err := c.do(ctx, post("/v1/sessions/"+seg(id)+"/keepalive", nil, retryIdempotent), giveUp)
 	if err != nil {
-		return verdictRetry
+		return verdictRetry, nil
 	}
 	if status != http.StatusOK {
 		if apiError(status, body).Code == "session_not_found" {
-			return verdictLost
+			return verdictLost, nil
 		}
-		return verdictRetry
+		return verdictRetry, nil
 	}
 	var doc struct {
 		LocksLost bool `json:"locks_lost"`
+		Lost      []struct {
+			NS        string `json:"ns"`
+			Principal string `json:"principal"`
+			Resource  string `json:"resource"`
+			Kind      string `json:"kind"`
+			Owner     string `json:"owner"`
+		} `json:"lost"`
 	}
-	if unmarshal(body, &doc) == nil && doc.LocksLost {
-		return verdictLocksLost
+	if unmarshal(body, &doc) != nil {
+		return verdictOK, nil
 	}
-	return verdictOK
+	taken := map[holdKey]bool{}
+	for _, l := range doc.Lost {
+		if l.Owner == "Session" { // a transaction's are the caller's to read
+			taken[holdKey{ns: l.NS, principal: strings.ToLower(l.Principal), name: l.Resource, semaphore: l.Kind == "semaphore"}] = true
+		}
+	}
+	if doc.LocksLost {
+		return verdictLocksLost, taken
+	}
+	return verdictOK, taken
+}
+
+// takeBack marks lost the handles of what the server took back: they no
+// longer count as held, and their Release sends nothing (the session may hold
+// the name again through another handle).
+func (s *Session) takeBack(keys map[holdKey]bool) {
+	s.mu.Lock()
+	var handles []*handle
+	for h := range s.handles {
+		if keys[h.key] {
+			handles = append(handles, h)
+		}
+	}
+	for _, h := range handles {
+		delete(s.handles, h)
+		if s.held[h.key]--; s.held[h.key] <= 0 {
+			delete(s.held, h.key)
+		}
+		h.takenBack.Store(true)
+	}
+	s.mu.Unlock()
+	for _, h := range handles {
+		h.markLost()
+	}
 }
 
 func (s *Session) markLost() {
@@ -212,14 +259,29 @@ type holdKey struct {
 
 // handle is what a lock and a slot share: the loss signal and the release.
 type handle struct {
-	s        *Session
-	key      holdKey
-	lost     chan struct{}
-	lostOnce sync.Once
-	released sync.Once
+	s         *Session
+	key       holdKey
+	lost      chan struct{}
+	lostOnce  sync.Once
+	released  sync.Once
+	takenBack atomic.Bool // by the server: a hold limit, a break
 }
 
 func (h *handle) markLost() { h.lostOnce.Do(func() { close(h.lost) }) }
+
+// release runs send once, unless the server took the handle back.
+func (h *handle) release(send func() error) error {
+	var err error
+	h.released.Do(func() {
+		if h.takenBack.Load() {
+			err = newError(ErrLost, "lost", 0, "%s was taken back by the server", h.key.name)
+			return
+		}
+		h.s.unregister(h)
+		err = h.s.noteLoss(send())
+	})
+	return err
+}
 
 func (s *Session) register(h *handle) {
 	s.mu.Lock()
@@ -304,7 +366,8 @@ func (l *Lock) Mode() Mode { return Mode(l.grant.mode) }
 // Waited reports whether the lock was granted after waiting.
 func (l *Lock) Waited() bool { return l.grant.waited }
 
-// Lost is closed once when the lock is lost (its session was lost).
+// Lost is closed once when the lock is lost: its session was lost, or the
+// server took it back (a hold limit, a break; noticed at the next keepalive).
 func (l *Lock) Lost() <-chan struct{} { return l.lost }
 
 // Lock takes the application lock resource of namespace ns in mode, owned by
@@ -330,16 +393,14 @@ func (s *Session) Lock(ctx context.Context, ns, resource string, mode Mode, opts
 }
 
 // Release releases the lock (once; later calls do nothing) and answers what
-// the server said (ErrSessionLost when the session is gone).
+// the server said (ErrSessionLost when the session is gone), or ErrLost
+// without a request when the server took it back.
 func (l *Lock) Release(ctx context.Context) error {
-	var err error
-	l.released.Do(func() {
-		l.s.unregister(&l.handle)
+	return l.release(func() error {
 		r := &request{method: http.MethodPost, path: "/v1/applocks/" + seg(l.ns) + "/release",
 			body: lockBody(l.s.id, l.resource, "", "Session", l.principal, 0), retry: retryWrite}
-		err = l.s.noteLoss(l.s.c.expect(ctx, r, nil, 200))
+		return l.s.c.expect(ctx, r, nil, 200)
 	})
-	return err
 }
 
 // Slot holds permits of a semaphore for a session. Safe for concurrent use.
@@ -359,7 +420,7 @@ func (sl *Slot) Permits() int { return sl.permits }
 // Waited reports whether the permits were granted after waiting.
 func (sl *Slot) Waited() bool { return sl.grant.waited }
 
-// Lost is closed once when the permits are lost (their session was lost).
+// Lost is closed once when the permits are lost, as Lock.Lost.
 func (sl *Slot) Lost() <-chan struct{} { return sl.lost }
 
 // Semaphore takes WithPermits (default 1) of the semaphore name of limit
@@ -382,14 +443,11 @@ func (s *Session) Semaphore(ctx context.Context, ns, name string, limit int, opt
 
 // Release gives the slot's permits back (once), as Lock.Release.
 func (sl *Slot) Release(ctx context.Context) error {
-	var err error
-	sl.released.Do(func() {
-		sl.s.unregister(&sl.handle)
+	return sl.release(func() error {
 		doc := map[string]any{"session": sl.s.id, "permits": sl.permits, "owner": "Session", "principal": sl.principal}
 		path := "/v1/semaphores/" + seg(sl.ns) + "/" + seg(sl.name) + "/release"
-		err = sl.s.noteLoss(sl.s.c.expect(ctx, post(path, doc, retryWrite), nil, 200))
+		return sl.s.c.expect(ctx, post(path, doc, retryWrite), nil, 200)
 	})
-	return err
 }
 
 // idString decodes a session id given as a string or a number.
