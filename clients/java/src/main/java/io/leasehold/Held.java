@@ -44,8 +44,9 @@ public abstract class Held implements AutoCloseable {
   }
 
   /**
-   * Completed once when this is lost (its session was lost); never by a release. Its
-   * callbacks run on a client thread: keep them short.
+   * Completed once when this is lost: its session was lost, or the server took it back (a hold
+   * limit, a break; noticed at the next keepalive). Never by a release. Its callbacks run on a
+   * client thread: keep them short.
    */
   public CompletableFuture<Void> lost() {
     CompletableFuture<Void> f = lost;

@@ -222,6 +222,32 @@ public final class Session implements AutoCloseable {
     if (doc.path("locks_lost").asBoolean(false) && !ended.get()) {
       locksLost.complete(null);
     }
+    for (JsonNode taken : doc.path("lost")) {
+      takenBack(taken);
+    }
+  }
+
+  /**
+   * The server took a name back from the session (a hold limit, a break): its handles are lost
+   * and no longer held, so their release sends nothing (the session may hold the name again
+   * through another handle). Transaction-owned losses are the caller's to read.
+   */
+  private void takenBack(JsonNode taken) {
+    if (!"Session".equals(taken.path("owner").asText())) {
+      return;
+    }
+    String ns = taken.path("ns").asText();
+    String principal = taken.path("principal").asText();
+    String name = taken.path("resource").asText();
+    String key = "semaphore".equals(taken.path("kind").asText())
+        ? SemaphoreSlot.semaphoreKey(ns, principal, name)
+        : Lock.lockKey(ns, principal, name);
+    for (Held h : List.copyOf(held.keySet())) {
+      if (h.key.equals(key)) {
+        held.remove(h);
+        h.markLost();
+      }
+    }
   }
 
   /**

@@ -131,6 +131,25 @@ class ClientTest extends ServerTestBase {
   }
 
   @Test
+  void aBrokenLockIsLostAndItsReleaseSendsNothing() throws Exception {
+    try (Session s = client.session("worker", Duration.ofMillis(1500))) {
+      Lock lk = s.lock("app", "job", LockMode.EXCLUSIVE, Duration.ZERO);
+      SemaphoreSlot slot = s.semaphore("app", "lanes", 2, 1, Duration.ZERO);
+      assertEquals(200, server.http("POST", "/v1/applocks/app/break",
+          "{\"session\":\"" + s.id() + "\",\"resource\":\"job\"}"));
+      lk.lost().get(5, TimeUnit.SECONDS);
+      assertFalse(lk.held());
+      assertTrue(slot.held());
+      assertFalse(s.isLost());
+      Lock again = s.lock("app", "job", LockMode.EXCLUSIVE, Duration.ZERO);
+      assertThrows(LostException.class, lk::release);
+      assertEquals(200, server.http("GET", "/v1/applocks/app/job"), "the lock taken again is held");
+      again.release();
+      slot.release();
+    }
+  }
+
+  @Test
   void renewalsOutliveTheTtl() throws Exception {
     client.put("docs", "k", "draft");
     try (Session s = client.session("short", Duration.ofMillis(1500));

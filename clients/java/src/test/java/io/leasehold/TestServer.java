@@ -98,8 +98,17 @@ final class TestServer implements AutoCloseable {
 
   /** One request straight to the server (as an administrator would); answers the status. */
   int http(String method, String path) throws IOException, InterruptedException {
-    HttpRequest r = HttpRequest.newBuilder(URI.create(url() + path))
-        .method(method, HttpRequest.BodyPublishers.noBody()).build();
+    return http(method, path, null);
+  }
+
+  /** As {@link #http(String, String)}, with a JSON body (null: none). */
+  int http(String method, String path, String json) throws IOException, InterruptedException {
+    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(url() + path));
+    if (json != null) {
+      b.header("Content-Type", "application/json");
+    }
+    HttpRequest r = b.method(method, json == null ? HttpRequest.BodyPublishers.noBody()
+        : HttpRequest.BodyPublishers.ofString(json, StandardCharsets.UTF_8)).build();
     return HttpClient.newHttpClient().send(r, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8))
         .statusCode();
   }
