@@ -202,20 +202,25 @@ struct Handle {
   std::mutex mu;
 };
 
-// What a session's on_lost needs: the locks and slots taken through it,
-// each reported lost with the session unless released first.
+// What a session's on_lost and on_hold_lost need: the locks and slots
+// taken through it, each reported lost once (with the session, or when the
+// server takes it back) unless released first.
 struct SessionLoss {
   struct Held {
-    std::string name;
+    std::string as;  // the handle's name
+    std::string ns, name, kind;
     std::shared_ptr<std::atomic<bool>> released;
+    bool signalled = false;
   };
   std::mutex mu;
   std::vector<Held> held;
   bool lost = false;
 
-  void Add(std::string name, std::shared_ptr<std::atomic<bool>> released) {
+  void Add(std::string as, std::string ns, std::string name, std::string kind,
+           std::shared_ptr<std::atomic<bool>> released) {
     std::lock_guard lock(mu);
-    held.push_back({std::move(name), std::move(released)});
+    held.push_back({std::move(as), std::move(ns), std::move(name),
+                    std::move(kind), std::move(released)});
   }
   // Runs on the session's keepalive thread (its on_lost).
   void Lost(const std::string& session) {
@@ -224,11 +229,30 @@ struct SessionLoss {
       std::lock_guard lock(mu);
       if (lost) return;
       lost = true;
-      for (const Held& h : held) {
-        if (!h.released->load()) names.push_back(h.name);
+      for (Held& h : held) {
+        if (!h.released->load() && !h.signalled) names.push_back(h.as);
+        h.signalled = true;
       }
     }
     Signal("lost", session);
+    for (const std::string& name : names) Signal("lost", name);
+  }
+  // Runs on the keepalive thread (its on_hold_lost): the server took a name
+  // back (a hold limit, a break).
+  void TakenBack(const lh::LostHold& taken) {
+    if (taken.owner != "Session") return;
+    std::vector<std::string> names;
+    {
+      std::lock_guard lock(mu);
+      for (Held& h : held) {
+        if (h.ns != taken.ns || h.name != taken.resource ||
+            h.kind != taken.kind || h.released->load() || h.signalled) {
+          continue;
+        }
+        h.signalled = true;
+        names.push_back(h.as);
+      }
+    }
     for (const std::string& name : names) Signal("lost", name);
   }
 };
@@ -495,7 +519,10 @@ class Driver {
     auto session = TheClient().StartSession(
         Str(req, "name"), Ms(req, "ttl_ms"),
         [as, loss = h->loss](const lh::Error&) { loss->Lost(as); },
-        [as] { Signal("locks_lost", as); });
+        [as] { Signal("locks_lost", as); },
+        [loss = h->loss](const lh::LostHold& taken) {
+          loss->TakenBack(taken);
+        });
     if (!session) throw Fail(session.error(), Source::kSession);
     h->id = session->id();
     h->session = std::move(*session);
@@ -535,7 +562,7 @@ class Driver {
       waited = guard->waited();
       h->lock = std::move(*guard);
     }
-    s->loss->Add(as, h->released);
+    s->loss->Add(as, h->ns, h->name, "applock", h->released);
     Name(as, std::move(h));
     return {{"fence", fence}, {"mode", options.mode}, {"waited", waited}};
   }
@@ -564,7 +591,7 @@ class Driver {
       waited = guard->waited();
       h->slot = std::move(*guard);
     }
-    s->loss->Add(as, h->released);
+    s->loss->Add(as, h->ns, h->name, "semaphore", h->released);
     Name(as, std::move(h));
     return {{"fence", fence}, {"permits", permits}, {"waited", waited}};
   }

@@ -125,6 +125,8 @@ def apply_mutant(name: str) -> None:
             if keepalive(error, doc) is _core.Verdict.LOCKS_LOST
             else keepalive(error, doc)
         )
+    elif name == "ignore_taken_back":
+        _core.taken_back = lambda doc: []
     elif name == "no_ride_through":
         _core.rides_through = lambda held_already, timeout: False
     elif name == "reask_blindly":
