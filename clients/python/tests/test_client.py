@@ -159,6 +159,17 @@ def test_a_broken_lock_is_lost_and_its_release_sends_nothing(
     s.close()
 
 
+def test_a_lock_past_its_hold_limit_is_lost(client: leasehold.Client) -> None:
+    s = client.session("worker", ttl=1.5)
+    lk = s.lock("app", "nightly", max_hold=0.3)
+    holder = next(lock for lock in client.locks("app") if lock["resource"] == "nightly")
+    assert holder["granted"][0]["hold_until"] is not None
+    assert lk.lost.wait(3) and not s.lost.is_set()
+    with pytest.raises(leasehold.Lost):
+        lk.release()
+    s.close()
+
+
 def test_watch(client: leasehold.Client) -> None:
     seen: list[leasehold.Event] = []
     with client.watch("app") as w, client.session("a") as s:

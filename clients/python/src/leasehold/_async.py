@@ -439,14 +439,17 @@ class AsyncSession:
         mode: str = "Exclusive",
         timeout: float | None = None,
         principal: str = "public",
+        max_hold: float | None = None,
     ) -> backend.Acquiring[AsyncLock]:
         """Takes an application lock owned by the session, waiting up to ``timeout`` s
         (None: as long as it takes; 0: never). Answers the held AsyncLock (``async with``
         releases it). Raises LockTimeout, Deadlock, LockCancelled, SessionLost,
-        Unreachable; a wait broken by a restart or failover is ridden through."""
+        Unreachable; a wait broken by a restart or failover is ridden through.
+        ``max_hold`` (s) asks the server to take it back after that long (None: the
+        namespace's ``max_hold_ms``, if any); the loss is then signalled on ``lost``."""
 
         async def acquire() -> AsyncLock:
-            target = _core.Target(ns, self.id, resource, principal, mode)
+            target = _core.Target(ns, self.id, resource, principal, mode, max_hold=max_hold)
             grant = await self._acquire(target, timeout)
             lock = AsyncLock(self, ns, resource, principal, grant)
             self._register(lock)
@@ -463,11 +466,12 @@ class AsyncSession:
         permits: int = 1,
         timeout: float | None = None,
         principal: str = "public",
+        max_hold: float | None = None,
     ) -> backend.Acquiring[AsyncSlot]:
         """Takes ``permits`` of the semaphore ``name`` of ``limit`` permits, as ``lock``."""
 
         async def acquire() -> AsyncSlot:
-            target = _core.Target(ns, self.id, name, principal, None, permits)
+            target = _core.Target(ns, self.id, name, principal, None, permits, max_hold)
             grant = await self._acquire(target, timeout, limit)
             slot = AsyncSlot(self, ns, name, principal, grant, permits)
             self._register(slot)

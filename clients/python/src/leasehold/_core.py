@@ -499,8 +499,9 @@ def acquire_lock_request(
     timeout: float | None,
     principal: str,
     owner: str = "Session",
+    max_hold: float | None = None,
 ) -> Request:
-    doc = {
+    doc: Json = {
         "session": session,
         "resource": resource,
         "mode": mode,
@@ -508,6 +509,8 @@ def acquire_lock_request(
         "timeout_ms": ms(timeout),
         "principal": principal,
     }
+    if max_hold is not None:
+        doc["max_hold_ms"] = ms(max_hold)
     wait = None if timeout is None or timeout < 0 else timeout
     return Request("POST", f"/v1/applocks/{seg(ns)}/acquire", body(doc), Retry.LOCK, wait)
 
@@ -520,8 +523,9 @@ def acquire_semaphore_request(
     permits: int,
     timeout: float | None,
     principal: str,
+    max_hold: float | None = None,
 ) -> Request:
-    doc = {
+    doc: Json = {
         "session": session,
         "limit": limit,
         "permits": permits,
@@ -529,6 +533,8 @@ def acquire_semaphore_request(
         "timeout_ms": ms(timeout),
         "principal": principal,
     }
+    if max_hold is not None:
+        doc["max_hold_ms"] = ms(max_hold)
     wait = None if timeout is None or timeout < 0 else timeout
     return Request(
         "POST", f"/v1/semaphores/{seg(ns)}/{seg(name)}/acquire", body(doc), Retry.LOCK, wait
@@ -564,6 +570,7 @@ class Target:
     principal: str
     mode: str | None  # a lock's mode; None for a semaphore
     permits: int = 0
+    max_hold: float | None = None  # s; None: the namespace's hold limit
 
 
 def read_holdings(nodes: Nodes, target: Target, io_timeout: float) -> Plan[Grant | bool | None]:
@@ -620,7 +627,13 @@ def acquire(
     while True:
         if target.mode is not None:
             req = acquire_lock_request(
-                target.ns, target.session, target.name, target.mode, left, target.principal
+                target.ns,
+                target.session,
+                target.name,
+                target.mode,
+                left,
+                target.principal,
+                max_hold=target.max_hold,
             )
         else:
             req = acquire_semaphore_request(
@@ -631,6 +644,7 @@ def acquire(
                 target.permits,
                 left,
                 target.principal,
+                target.max_hold,
             )
         try:
             status, doc = yield from call_json(nodes, req, io_timeout)

@@ -436,14 +436,17 @@ class Session:
         mode: str = "Exclusive",
         timeout: float | None = None,
         principal: str = "public",
+        max_hold: float | None = None,
     ) -> Lock:
         """Takes an application lock owned by the session, waiting up to ``timeout`` s
         (None: as long as it takes; 0: never). Answers the held Lock (``with``
         releases it). Raises LockTimeout, Deadlock, LockCancelled, SessionLost,
-        Unreachable; a wait broken by a restart or failover is ridden through."""
+        Unreachable; a wait broken by a restart or failover is ridden through.
+        ``max_hold`` (s) asks the server to take it back after that long (None: the
+        namespace's ``max_hold_ms``, if any); the loss is then signalled on ``lost``."""
 
         def acquire() -> Lock:
-            target = _core.Target(ns, self.id, resource, principal, mode)
+            target = _core.Target(ns, self.id, resource, principal, mode, max_hold=max_hold)
             grant = self._acquire(target, timeout)
             lock = Lock(self, ns, resource, principal, grant)
             self._register(lock)
@@ -460,11 +463,12 @@ class Session:
         permits: int = 1,
         timeout: float | None = None,
         principal: str = "public",
+        max_hold: float | None = None,
     ) -> Slot:
         """Takes ``permits`` of the semaphore ``name`` of ``limit`` permits, as ``lock``."""
 
         def acquire() -> Slot:
-            target = _core.Target(ns, self.id, name, principal, None, permits)
+            target = _core.Target(ns, self.id, name, principal, None, permits, max_hold)
             grant = self._acquire(target, timeout, limit)
             slot = Slot(self, ns, name, principal, grant, permits)
             self._register(slot)
