@@ -35,6 +35,11 @@ export interface LockOptions {
   timeoutMs?: number;
   /** The principal scope, as sp_getapplock's @DbPrincipal. Default "public". */
   principal?: string;
+  /**
+   * The longest the server lets it be held before taking it back (its handle's
+   * `signal` then aborts). Default: the namespace's `max_hold_ms`, if any.
+   */
+  maxHoldMs?: number;
   /** Aborting it ends the wait (CancelledError). */
   signal?: AbortSignal;
 }
@@ -48,6 +53,7 @@ export interface SemaphoreOptions {
   /** As for LockOptions. */
   timeoutMs?: number;
   principal?: string;
+  maxHoldMs?: number;
   signal?: AbortSignal;
 }
 
@@ -134,7 +140,15 @@ export class Session implements HandleOwner, AsyncDisposable {
       acquireOnce(
         this.transport,
         ns,
-        { session: this.id, resource, mode, owner: "Session", timeout_ms: timeout, principal },
+        {
+          session: this.id,
+          resource,
+          mode,
+          owner: "Session",
+          timeout_ms: timeout,
+          principal,
+          ...(options.maxHoldMs === undefined ? {} : { max_hold_ms: options.maxHoldMs }),
+        },
         options.signal,
       );
     const afterBreak = async (broke: LeaseholdError) => {
@@ -185,7 +199,15 @@ export class Session implements HandleOwner, AsyncDisposable {
         this.transport,
         ns,
         name,
-        { session: this.id, limit: options.limit, permits, owner: "Session", timeout_ms: timeout, principal },
+        {
+          session: this.id,
+          limit: options.limit,
+          permits,
+          owner: "Session",
+          timeout_ms: timeout,
+          principal,
+          ...(options.maxHoldMs === undefined ? {} : { max_hold_ms: options.maxHoldMs }),
+        },
         options.signal,
       );
     const afterBreak = async (broke: LeaseholdError) => {

@@ -73,3 +73,13 @@ test("a lock an administrator breaks is lost at the next keepalive; its release 
   await again.release();
   await slot.release();
 });
+
+test("a lock past its hold limit is lost at the next keepalive", async () => {
+  await using s = await fx.client.session("short-hold", { ttlMs: 1_500 });
+  const lk = await s.lock("app", "short-hold", { maxHoldMs: 300 });
+  const listed = (await fx.client.locks("app")).find((l) => l.resource === "short-hold");
+  assert.notEqual(listed.granted[0].hold_until, null);
+  const reason = await aborted(lk.signal);
+  assert.ok(reason instanceof LostError);
+  assert.equal(s.lost, false);
+});
