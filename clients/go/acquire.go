@@ -14,7 +14,8 @@ import (
 type target struct {
 	ns, session, name, principal, mode string
 	permits                            int
-	transaction                        bool // owned by the session's transaction
+	transaction                        bool          // owned by the session's transaction
+	maxHold                            time.Duration // 0: the namespace's hold limit
 }
 
 func (t *target) owner() string {
@@ -35,10 +36,13 @@ type grant struct {
 func (t *target) request(left time.Duration, limit int) *request {
 	if t.mode != "" {
 		return &request{method: http.MethodPost, path: "/v1/applocks/" + seg(t.ns) + "/acquire",
-			body: lockBody(t.session, t.name, t.mode, t.owner(), t.principal, ms(left)), retry: retryLock, wait: left}
+			body: lockBody(t.session, t.name, t.mode, t.owner(), t.principal, ms(left), t.maxHold.Milliseconds()), retry: retryLock, wait: left}
 	}
 	doc := map[string]any{"session": t.session, "limit": limit, "permits": t.permits,
 		"owner": t.owner(), "timeout_ms": ms(left), "principal": t.principal}
+	if t.maxHold > 0 {
+		doc["max_hold_ms"] = t.maxHold.Milliseconds()
+	}
 	r := post("/v1/semaphores/"+seg(t.ns)+"/"+seg(t.name)+"/acquire", doc, retryLock)
 	r.wait = left
 	return r

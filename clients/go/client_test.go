@@ -313,6 +313,25 @@ func TestABrokenLockIsLostAndItsReleaseSendsNothing(t *testing.T) {
 	}
 }
 
+func TestALockPastItsHoldLimitIsLost(t *testing.T) {
+	srv := startServer(t, "")
+	c := newClient(t, srv)
+	ctx := context.Background()
+	s := session(t, c, "worker", 1500*time.Millisecond)
+	lk, err := s.Lock(ctx, "app", "nightly", leasehold.Exclusive, leasehold.WithMaxHold(300*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-lk.Lost():
+	case <-time.After(3 * time.Second):
+		t.Fatal("the lock past its hold limit was not lost")
+	}
+	if err := lk.Release(ctx); !errors.Is(err, leasehold.ErrLost) {
+		t.Fatalf("its release: %v", err)
+	}
+}
+
 func TestRenewalKeepsSessionAndCheckoutPastTheirTTL(t *testing.T) {
 	srv := startServer(t, "")
 	c := newClient(t, srv)

@@ -14,12 +14,17 @@ func TestHandBuiltBodiesAndURLs(t *testing.T) {
 		doc := map[string]any{"session": "12", "resource": s, "mode": "Exclusive",
 			"owner": "Session", "timeout_ms": int64(-1), "principal": s}
 		want, _ := json.Marshal(doc)
-		if got := lockBody("12", s, "Exclusive", "Session", s, -1); string(got) != string(want) {
+		if got := lockBody("12", s, "Exclusive", "Session", s, -1, 0); string(got) != string(want) {
 			t.Errorf("lockBody(%q) = %s, want %s", s, got, want)
+		}
+		doc["max_hold_ms"] = int64(60000)
+		want, _ = json.Marshal(doc)
+		if got := lockBody("12", s, "Exclusive", "Session", s, -1, 60000); string(got) != string(want) {
+			t.Errorf("lockBody(%q) with a hold limit = %s, want %s", s, got, want)
 		}
 		rel := map[string]string{"session": "12", "resource": s, "owner": "Transaction", "principal": "public"}
 		want, _ = json.Marshal(rel)
-		if got := lockBody("12", s, "", "Transaction", "public", 0); string(got) != string(want) {
+		if got := lockBody("12", s, "", "Transaction", "public", 0, 0); string(got) != string(want) {
 			t.Errorf("release body(%q) = %s, want %s", s, got, want)
 		}
 		for _, node := range []string{"http://127.0.0.1:8080", "https://[::1]:9"} {

@@ -325,6 +325,7 @@ type acquireConfig struct {
 	timeout   time.Duration // negative: without limit
 	permits   int
 	principal string
+	maxHold   time.Duration // 0: the namespace's hold limit
 }
 
 // AcquireOption configures Session.Lock and Session.Semaphore.
@@ -338,6 +339,13 @@ func WithTimeout(d time.Duration) AcquireOption {
 
 // WithPermits asks for n permits of a semaphore (default 1).
 func WithPermits(n int) AcquireOption { return func(c *acquireConfig) { c.permits = n } }
+
+// WithMaxHold asks the server to take the lock or permits back after d (at
+// most the namespace's max_hold_ms); Lost() is closed then, at the next
+// keepalive. Without it the namespace's limit applies, if any.
+func WithMaxHold(d time.Duration) AcquireOption {
+	return func(c *acquireConfig) { c.maxHold = max(d, 0) }
+}
 
 // WithPrincipal sets the lock's principal (default "public").
 func WithPrincipal(p string) AcquireOption { return func(c *acquireConfig) { c.principal = p } }
@@ -381,7 +389,7 @@ func (s *Session) Lock(ctx context.Context, ns, resource string, mode Mode, opts
 	if err := s.check(); err != nil {
 		return nil, err
 	}
-	t := target{ns: ns, session: s.id, name: resource, principal: cfg.principal, mode: string(mode)}
+	t := target{ns: ns, session: s.id, name: resource, principal: cfg.principal, mode: string(mode), maxHold: cfg.maxHold}
 	key := holdKey{ns: ns, principal: strings.ToLower(cfg.principal), name: resource}
 	g, err := s.c.acquire(ctx, t, cfg.timeout, s.holds(key), 0)
 	if err != nil {
@@ -398,7 +406,7 @@ func (s *Session) Lock(ctx context.Context, ns, resource string, mode Mode, opts
 func (l *Lock) Release(ctx context.Context) error {
 	return l.release(func() error {
 		r := &request{method: http.MethodPost, path: "/v1/applocks/" + seg(l.ns) + "/release",
-			body: lockBody(l.s.id, l.resource, "", "Session", l.principal, 0), retry: retryWrite}
+			body: lockBody(l.s.id, l.resource, "", "Session", l.principal, 0, 0), retry: retryWrite}
 		return l.s.c.expect(ctx, r, nil, 200)
 	})
 }
@@ -430,7 +438,7 @@ func (s *Session) Semaphore(ctx context.Context, ns, name string, limit int, opt
 	if err := s.check(); err != nil {
 		return nil, err
 	}
-	t := target{ns: ns, session: s.id, name: name, principal: cfg.principal, permits: cfg.permits}
+	t := target{ns: ns, session: s.id, name: name, principal: cfg.principal, permits: cfg.permits, maxHold: cfg.maxHold}
 	key := holdKey{ns: ns, principal: strings.ToLower(cfg.principal), name: name, semaphore: true}
 	g, err := s.c.acquire(ctx, t, cfg.timeout, s.holds(key), limit)
 	if err != nil {

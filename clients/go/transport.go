@@ -458,14 +458,20 @@ func appendString(b []byte, s string) []byte {
 // lockBody is the body of an application lock request or release: the
 // fields in encoding/json's order of a map's keys. mode empty: a release
 // (no mode, no timeout_ms).
-func lockBody(session, resource, mode, owner, principal string, timeoutMs int64) []byte {
+func lockBody(session, resource, mode, owner, principal string, timeoutMs, maxHoldMs int64) []byte {
 	b := make([]byte, 0, 64+len(session)+len(resource)+len(principal))
+	b = append(b, '{')
+	if maxHoldMs > 0 {
+		b = append(b, `"max_hold_ms":`...)
+		b = strconv.AppendInt(b, maxHoldMs, 10)
+		b = append(b, ',')
+	}
 	if mode != "" {
-		b = append(b, `{"mode":`...)
+		b = append(b, `"mode":`...)
 		b = appendString(b, mode)
 		b = append(b, `,"owner":`...)
 	} else {
-		b = append(b, `{"owner":`...)
+		b = append(b, `"owner":`...)
 	}
 	b = appendString(b, owner)
 	b = append(b, `,"principal":`...)
