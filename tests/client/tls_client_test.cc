@@ -220,8 +220,9 @@ TEST(TlsClient, AnHttpClusterLearnsAnHttpsLeaderWithTheSystemsCas) {
   lh::ClientOptions options;
   options.url = Http(plain);
   // Two nodes, one of which answered: the client asks again until then.
-  // Long enough for the first handshake to read the system's whole CA
-  // store on a loaded machine under the sanitizers (1 s was not, once).
+  // Known race (not yet fixed): when that deadline passes during a
+  // handshake, the call answers "timeout" rather than the verification
+  // failure every earlier round saw (Client::Impl::AcrossNodes).
   options.io_timeout = 5s;
   auto client = lh::Client::Create(options);
   ASSERT_TRUE(client) << client.error().message;
