@@ -120,14 +120,8 @@ void LockManager::TakeBack(Grant* g, Time now, LostReason reason) {
                std::string(key.resource), g->owner, r->limit != 0, reason, now},
       !r->memory});
   if (!r->memory) {
-    JournalEntry& e = journal_->emplace_back();
-    e.kind = JournalEntry::Kind::kPutLock;
-    LockRow& row = e.lock;
-    row.session = s->id;
-    row.owner = g->owner;
-    row.ns = key.ns;
-    row.principal = key.principal;
-    row.resource = key.resource;
+    LockRow& row = JournalLockRow(JournalEntry::Kind::kPutLock, s->id, g->owner,
+                                  {key.ns, key.principal, key.resource});
     row.limit = r->limit;
     row.since = now;
     row.lost = reason;
@@ -159,13 +153,7 @@ std::vector<LostHold> LockManager::TakeLost(Session* s) {
     const bool held_again =
         r != nullptr && table_.FindGrant(r, s, h.owner) != nullptr;
     if (loss.journaled && !held_again) {
-      JournalEntry& e = journal_->emplace_back();
-      e.kind = JournalEntry::Kind::kDeleteLock;
-      e.lock.session = s->id;
-      e.lock.owner = h.owner;
-      e.lock.ns = h.ns;
-      e.lock.principal = h.principal;
-      e.lock.resource = h.resource;
+      JournalLockRow(JournalEntry::Kind::kDeleteLock, s->id, h.owner, key);
     }
     out.push_back(std::move(loss.hold));
   }

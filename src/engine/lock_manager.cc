@@ -402,25 +402,26 @@ void LockManager::JournalHeld(Session* s, const LockKey& key, LockOwner owner) {
   if (r == nullptr && IsMemoryNamespace(key.ns)) return;
   // Gone since the call took it (its session released it meanwhile): the
   // disk never had this call's row, and deleting none is harmless.
+  JournalLockRow(JournalEntry::Kind::kDeleteLock, s->id, owner, key);
+}
+
+LockRow& LockManager::JournalLockRow(JournalEntry::Kind kind, SessionId session,
+                                     LockOwner owner, const LockKey& key) {
   JournalEntry& e = journal_->emplace_back();
-  e.kind = JournalEntry::Kind::kDeleteLock;
-  e.lock.session = s->id;
-  e.lock.owner = owner;
-  e.lock.ns = std::string(key.ns);
-  e.lock.principal = std::string(key.principal);
-  e.lock.resource = std::string(key.resource);
+  e.kind = kind;
+  LockRow& row = e.lock;
+  row.session = session;
+  row.owner = owner;
+  row.ns = key.ns;
+  row.principal = key.principal;
+  row.resource = key.resource;
+  return row;
 }
 
 void LockManager::JournalGrant(const Grant* g, JournalEntry::Kind kind) {
   const DecodedKey key = LockTable::DecodeKey(g->resource->key);
-  JournalEntry& e = journal_->emplace_back();
-  e.kind = kind;
-  LockRow& row = e.lock;
-  row.session = g->session->id;
-  row.owner = g->owner;
-  row.ns = key.ns;
-  row.principal = key.principal;
-  row.resource = key.resource;
+  LockRow& row = JournalLockRow(kind, g->session->id, g->owner,
+                                {key.ns, key.principal, key.resource});
   if (kind == JournalEntry::Kind::kDeleteLock) return;
   row.mode = g->mode;
   row.count = g->count;

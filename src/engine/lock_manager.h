@@ -280,6 +280,10 @@ class LockManager {
   void Emit(const Event& e) {
     if (events_ != nullptr) events_->OnEvent(e);
   }
+  // A new journal entry of `kind` for the lock row of (session, owner, key),
+  // the rest of the row left for the caller.
+  LockRow& JournalLockRow(JournalEntry::Kind kind, SessionId session,
+                          LockOwner owner, const LockKey& key);
   // Journals `g` as it now is (kPutLock), or its removal (kDeleteLock).
   void JournalGrant(const Grant* g, JournalEntry::Kind kind);
   // Brings `g`'s hold limit to now + `max_hold` if that is sooner (or
